@@ -1,0 +1,120 @@
+"""Evaluating runs: an Evaluator is built once per (qrels, measures, policies) and applied to each run.
+
+The policies in force (ties, topics) are part of every result (spec 1.3). Warnings about the inputs' fit
+(topics in the run but not in the qrels, topics missing from the run) are returned with the scores.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from evaluation.judged_ranking import TOPIC_POLICIES, evaluated_topics, judge_ranking
+from evaluation.measures.base import Measure, MeasureError
+from evaluation.measures.registry import default_registry
+from evaluation.model import FloatArray, Qrels, Run
+from evaluation.problems import InputError, Problem
+from evaluation.ranking import TIE_POLICIES, rank_run
+
+
+@dataclass(frozen=True)
+class RunScores:
+    """One run's per-topic values for each measure (canonical name -> array aligned with ``topics``)."""
+
+    run: str
+    topics: tuple[str, ...]
+    values: dict[str, FloatArray]
+    warnings: tuple[Problem, ...] = ()
+
+    def mean(self, measure: str) -> float:
+        """Arithmetic mean over the evaluated topics (0 when no topic is evaluated)."""
+        v = self.values[measure]
+        return float(v.mean()) if v.size else 0.0
+
+    def per_topic(self, measure: str) -> dict[str, float]:
+        return dict(zip(self.topics, self.values[measure].tolist()))
+
+
+@dataclass
+class Evaluator:
+    """Scores runs against one set of judgments with a fixed list of measures and policies."""
+
+    qrels: Qrels
+    measures: list[Measure]
+    ties: str = "trec"
+    topics: str = "common"
+
+    def __post_init__(self) -> None:
+        if self.ties not in TIE_POLICIES:
+            raise MeasureError(f"unknown ties policy {self.ties!r}; choose one of {', '.join(TIE_POLICIES)}")
+        if self.topics not in TOPIC_POLICIES:
+            raise MeasureError(f"unknown topics policy {self.topics!r}; choose one of {', '.join(TOPIC_POLICIES)}")
+
+    @classmethod
+    def from_names(
+        cls, qrels: Qrels, names: Iterable[str | Measure], *, ties: str = "trec", topics: str = "common"
+    ) -> Evaluator:
+        registry = default_registry()
+        measures: dict[str, Measure] = {}
+        for n in names:
+            m = n if isinstance(n, Measure) else registry.parse(n)
+            measures.setdefault(m.name, m)
+        return cls(qrels, list(measures.values()), ties, topics)
+
+    def evaluate(self, run: Run) -> RunScores:
+        """Per-topic values of every measure for one run."""
+        if self.ties == "rank" and not run.ranks_valid:
+            raise InputError.single(
+                "rank-not-integer",
+                "ties=rank needs an integer rank column; this run has other values there (see its warnings)",
+                run.name,
+            )
+        topics = evaluated_topics(self.qrels, run.topics, self.topics)
+        judged = judge_ranking(self.qrels, rank_run(run, self.ties), topics)
+        values = {m.name: np.asarray(m.compute(judged), dtype=np.float64) for m in self.measures}
+        return RunScores(run.name, topics, values, tuple(self._fit_warnings(run, topics)))
+
+    def _fit_warnings(self, run: Run, topics: Sequence[str]) -> list[Problem]:
+        out = []
+        extra = [t for t in run.topics if t not in self.qrels.topic_index]
+        if extra:
+            shown = ", ".join(extra[:10]) + (" ..." if len(extra) > 10 else "")
+            out.append(
+                Problem(
+                    "topic-not-in-qrels",
+                    f"{len(extra)} topic(s) of the run have no judgments and are not evaluated: {shown}",
+                    "warning",
+                    source=run.name,
+                )
+            )
+        if self.topics == "complete":
+            present = set(run.topics)
+            missing = [t for t in topics if t not in present]
+            if missing:
+                shown = ", ".join(missing[:10]) + (" ..." if len(missing) > 10 else "")
+                out.append(
+                    Problem(
+                        "topic-not-in-run",
+                        f"{len(missing)} judged topic(s) are missing from the run and score 0: {shown}",
+                        "warning",
+                        source=run.name,
+                    )
+                )
+        if not topics:
+            out.append(Problem("no-topics", "no topic is both judged and in the run", "warning", source=run.name))
+        return out
+
+
+def evaluate(
+    qrels: Qrels,
+    runs: Sequence[Run],
+    measures: Iterable[str | Measure],
+    *,
+    ties: str = "trec",
+    topics: str = "common",
+) -> list[RunScores]:
+    """Evaluate several runs with the same judgments, measures and policies."""
+    evaluator = Evaluator.from_names(qrels, measures, ties=ties, topics=topics)
+    return [evaluator.evaluate(r) for r in runs]

@@ -1,0 +1,104 @@
+"""Reader for EvALL's diversity gold standard: tab-separated ``test case, id, relevance, aspect, aspect weight``.
+
+Fields may be double-quoted (as EvALL exports them) or bare. The result is per-intent qrels (intent = aspect)
+and intent weights (one weight per test case and aspect). Errors: wrong field count, non-integer relevance,
+non-numeric or negative weight, and one aspect given two different weights within a test case.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from evaluation.formats.keys import intern_labels
+from evaluation.formats.lexer import Rows, report_fields, select_rows, tokenize
+from evaluation.formats.numbers import parse_floats, parse_ints
+from evaluation.formats.source import SourceLike, load
+from evaluation.model import IntentWeights, Qrels
+from evaluation.problems import InputError, Parsed, ProblemLog
+
+COLUMNS = 5
+_QUOTE = 34
+
+
+def parse_evall(source: SourceLike) -> Parsed[tuple[Qrels, IntentWeights]]:
+    """Read an EvALL gold standard into per-intent qrels and intent weights, collecting every problem."""
+    try:
+        blob = load(source)
+    except InputError as exc:
+        return Parsed(None, tuple(exc.problems))
+    log = ProblemLog(source=blob.name)
+    rows = _unquote(select_rows(tokenize(blob.data, tabs_only=True), COLUMNS, log, "EvALL gold"))
+    grade, bad = parse_ints(rows.buf, *rows.column(2))
+    if bad.any():
+        report_fields(log, rows, bad, 2, "grade-not-integer", "relevance {!r} is not an integer")
+    weight, bad_w = parse_floats(rows.buf, *rows.column(4))
+    if bad_w.any():
+        report_fields(log, rows, bad_w, 4, "weight-not-numeric", "aspect weight {!r} is not a number")
+    negative = ~bad_w & ~(weight >= 0)
+    if negative.any():
+        report_fields(log, rows, negative, 4, "weight-negative", "aspect weight {!r} must be >= 0")
+    topics, topic = intern_labels(rows.text(0))
+    intents, intent = intern_labels(rows.text(3))
+    weights = _weights(rows, topics, intents, topic, intent, weight, log)
+    docnos, doc = np.unique(rows.text(1), return_inverse=True)
+    doc = doc.astype(np.int64).ravel()
+    order = np.lexsort((intent, doc, topic))
+    topic, intent, doc, grade = topic[order], intent[order], doc[order], grade[order]
+    same = (topic[1:] == topic[:-1]) & (doc[1:] == doc[:-1]) & (intent[1:] == intent[:-1])
+    if same.any():
+        later = np.flatnonzero(same) + 1
+        lines = rows.line[order]
+        for i in later[np.flatnonzero(grade[later] != grade[later - 1])][: log.room()].tolist():
+            log.add(
+                "conflicting-grade",
+                f"this document was already judged {grade[i - 1]} for the same test case and aspect"
+                f" (line {lines[i - 1]}), here {grade[i]}",
+                line=int(lines[i]),
+            )
+        keep = np.ones(grade.size, dtype=bool)
+        keep[later] = False
+        topic, intent, doc, grade = topic[keep], intent[keep], doc[keep], grade[keep]
+    qrels = Qrels(topics, intents, docnos, topic, intent, doc, grade, blob.name)
+    return Parsed.from_log((qrels, IntentWeights(weights, blob.name)), log)
+
+
+def read_evall(source: SourceLike) -> tuple[Qrels, IntentWeights]:
+    """Read an EvALL gold standard or raise InputError listing its problems."""
+    return parse_evall(source).unwrap()
+
+
+def _unquote(rows: Rows) -> Rows:
+    """Drop one pair of surrounding double quotes from every field that has them."""
+    starts, ends = rows.starts.copy(), rows.ends.copy()
+    quoted = (ends - starts >= 2) & (rows.buf[starts] == _QUOTE) & (rows.buf[np.maximum(ends - 1, 0)] == _QUOTE)
+    starts[quoted] += 1
+    ends[quoted] -= 1
+    return Rows(rows.buf, starts, ends, rows.line, rows.line_start)
+
+
+def _weights(
+    rows: Rows,
+    topics: tuple[str, ...],
+    intents: tuple[str, ...],
+    topic: np.ndarray,
+    intent: np.ndarray,
+    weight: np.ndarray,
+    log: ProblemLog,
+) -> dict[str, dict[str, float]]:
+    key = topic * max(1, len(intents)) + intent
+    order = np.argsort(key, kind="stable")
+    k, w = key[order], weight[order]
+    heads = np.concatenate(([0], np.flatnonzero(k[1:] != k[:-1]) + 1)) if k.size else np.zeros(0, np.int64)
+    differs = np.flatnonzero((k[1:] == k[:-1]) & (w[1:] != w[:-1]) & ~np.isnan(w[1:]) & ~np.isnan(w[:-1])) + 1
+    for i in differs[: log.room()].tolist():
+        log.add(
+            "conflicting-weight",
+            f"aspect {intents[intent[order[i]]]} of test case {topics[topic[order[i]]]} has two weights:"
+            f" {w[i - 1]!r} and {w[i]!r}",
+            line=int(rows.line[order[i]]),
+        )
+    out: dict[str, dict[str, float]] = {}
+    for h in heads.tolist():
+        t, a = topics[int(topic[order[h]])], intents[int(intent[order[h]])]
+        out.setdefault(t, {})[a] = float(w[h])
+    return out

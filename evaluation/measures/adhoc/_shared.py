@@ -1,0 +1,44 @@
+"""Pieces shared by the ad hoc measures: the relevance-threshold parameter, safe division, gain tables."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import numpy.typing as npt
+
+from evaluation.measures.base import Param
+
+FloatArray = npt.NDArray[np.float64]
+
+FAMILY = "adhoc"
+TREC_EVAL = "trec_eval 9.0 (pytrec_eval); Appendix E.1"
+
+REL = Param(
+    "rel",
+    "int",
+    1,
+    "minimum grade that counts as relevant (trec_eval -l)",
+    minimum=1,
+)
+
+
+def ratio(num: np.ndarray, den: np.ndarray) -> FloatArray:
+    """num / den per topic, 0 where den is 0 (spec 1.3: undefined values report 0)."""
+    num = np.asarray(num, dtype=np.float64)
+    den = np.asarray(den, dtype=np.float64)
+    out = np.zeros(np.broadcast(num, den).shape, dtype=np.float64)
+    np.divide(num, den, out=out, where=den != 0)
+    return out
+
+
+def table_gain(grade: np.ndarray, table: Sequence[float]) -> FloatArray:
+    """Gain of each grade from a table indexed by grade 1, 2, ... (empty table: gain = grade).
+
+    Grades of 0 or below gain 0; grades above the table's length take its last entry.
+    """
+    g = np.asarray(grade)
+    if not table:
+        return np.where(g > 0, g, 0).astype(np.float64)
+    values = np.concatenate(([0.0], np.asarray(table, dtype=np.float64)))
+    return values[np.clip(g, 0, len(table))]

@@ -1,0 +1,32 @@
+"""Precision at k -- ``P@k``: relevant documents in the top k divided by k (spec 2.1; trec_eval ``P_k``).
+
+The denominator stays k when fewer than k documents were retrieved (trec_eval's convention).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from evaluation.judged_ranking import JudgedRanking
+from evaluation.measures.adhoc._shared import FAMILY, REL, TREC_EVAL, FloatArray
+from evaluation.measures.base import MeasureDef
+
+
+def precision(data: JudgedRanking, params: Mapping[str, Any], cutoff: int | None) -> FloatArray:
+    assert cutoff is not None
+    hits = data.relevant(params["rel"]) & data.within(cutoff)
+    return data.segment_sum(hits) / cutoff
+
+
+DEFINITION = MeasureDef(
+    name="P",
+    family=FAMILY,
+    summary="Precision at k: fraction of the top k that is relevant.",
+    kernel=precision,
+    params=(REL,),
+    cutoff="required",
+    reference=TREC_EVAL,
+    formula="P@k = (1/k) * sum_{i<=min(k,n)} J(d_i)",
+    aliases=("Precision",),
+)

@@ -1,0 +1,195 @@
+"""What a measure is: a declaration (name, parameters, inputs, reference, kernel) and a configured instance.
+
+A ``MeasureDef`` is declared once per measure module; a ``Measure`` is a definition with parameter values and
+an optional cutoff, whose canonical name (``nDCG(gain=exp)@20``) is its identity everywhere: in results, in
+storage, over the API. Kernels are pure functions from a prepared input to one value per topic.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import numpy as np
+import numpy.typing as npt
+
+ParamKind = Literal["float", "int", "choice", "table", "int_or_choice"]
+CutoffRule = Literal["none", "optional", "required"]
+#: Input kinds a measure may need; the evaluator prepares each once per (qrels, run).
+InputKind = Literal["adhoc"]
+
+
+class MeasureError(ValueError):
+    """An unknown measure, parameter or value; the message says what would be accepted."""
+
+
+@dataclass(frozen=True)
+class Param:
+    """A measure parameter: kind, default (None = required), description and accepted range."""
+
+    name: str
+    kind: ParamKind
+    default: Any
+    description: str
+    choices: tuple[str, ...] = ()
+    minimum: float | None = None
+    maximum: float | None = None
+    min_exclusive: bool = False
+
+    @property
+    def required(self) -> bool:
+        return self.default is None
+
+    def convert(self, text: str) -> Any:
+        """Turn the text of a value into this parameter's type, or raise MeasureError."""
+        raw = text.strip()
+        try:
+            if self.kind == "choice":
+                return self._choice(raw)
+            if self.kind == "int_or_choice":
+                return self._choice(raw) if raw in self.choices else self._number(int(raw))
+            if self.kind == "int":
+                return self._number(int(raw))
+            if self.kind == "float":
+                return self._number(float(raw))
+            if self.kind == "table":
+                values = tuple(float(v) for v in raw.split(":"))
+                if not values or any(v < 0 for v in values):
+                    raise ValueError
+                return values
+        except ValueError:
+            pass
+        raise MeasureError(f"parameter {self.name}: {raw!r} is not {self.expects()}")
+
+    def expects(self) -> str:
+        if self.kind == "choice":
+            return "one of " + ", ".join(self.choices)
+        if self.kind == "table":
+            return "a colon-separated list of non-negative numbers (e.g. 1:2:3)"
+        what = {"int": "an integer", "float": "a number", "int_or_choice": "an integer"}[self.kind]
+        if self.kind == "int_or_choice":
+            what += " or one of " + ", ".join(self.choices)
+        bounds = self._bounds()
+        return what + (f" {bounds}" if bounds else "")
+
+    def _bounds(self) -> str:
+        parts = []
+        if self.minimum is not None:
+            parts.append(f"{'>' if self.min_exclusive else '>='} {format_value(self.minimum)}")
+        if self.maximum is not None:
+            parts.append(f"<= {format_value(self.maximum)}")
+        return " and ".join(parts)
+
+    def _choice(self, raw: str) -> str:
+        if raw not in self.choices:
+            raise ValueError
+        return raw
+
+    def _number(self, value: float) -> Any:
+        if value != value:  # NaN
+            raise ValueError
+        if self.minimum is not None and (
+            value < self.minimum or (self.min_exclusive and value == self.minimum)
+        ):
+            raise ValueError
+        if self.maximum is not None and value > self.maximum:
+            raise ValueError
+        return value
+
+
+Kernel = Callable[[Any, Mapping[str, Any], "int | None"], npt.NDArray[np.float64]]
+
+
+@dataclass(frozen=True)
+class MeasureDef:
+    """The declaration of one measure: everything the registry, the catalogue and the evaluator need."""
+
+    name: str
+    family: str
+    summary: str
+    kernel: Kernel
+    params: tuple[Param, ...] = ()
+    cutoff: CutoffRule = "optional"
+    inputs: tuple[InputKind, ...] = ("adhoc",)
+    reference: str = ""
+    formula: str = ""
+    aliases: tuple[str, ...] = ()
+    notes: str = ""
+
+    def param(self, name: str) -> Param | None:
+        return next((p for p in self.params if p.name == name), None)
+
+    def instance(self, values: Mapping[str, Any] | None = None, cutoff: int | None = None) -> Measure:
+        """A configured measure; ``values`` are already-typed parameter values (defaults filled in)."""
+        given = dict(values or {})
+        unknown = set(given) - {p.name for p in self.params}
+        if unknown:
+            raise MeasureError(f"{self.name} has no parameter {', '.join(sorted(unknown))}")
+        missing = [p.name for p in self.params if p.required and p.name not in given]
+        if missing:
+            raise MeasureError(f"{self.name} needs {', '.join(missing)} (e.g. {self.example()})")
+        if self.cutoff == "none" and cutoff is not None:
+            raise MeasureError(f"{self.name} takes no cutoff")
+        if self.cutoff == "required" and cutoff is None:
+            raise MeasureError(f"{self.name} needs a cutoff, e.g. {self.name}@10")
+        if cutoff is not None and cutoff < 1:
+            raise MeasureError(f"the cutoff of {self.name} must be a positive integer")
+        full = tuple((p.name, given.get(p.name, p.default)) for p in self.params)
+        return Measure(self, full, cutoff)
+
+    def example(self) -> str:
+        req = [f"{p.name}={p.choices[0] if p.choices else 1}" for p in self.params if p.required]
+        text = self.name + (f"({','.join(req)})" if req else "")
+        return text + ("@10" if self.cutoff == "required" else "")
+
+
+@dataclass(frozen=True)
+class Measure:
+    """A measure with all parameter values (in declaration order) and its cutoff; identity = canonical name."""
+
+    definition: MeasureDef
+    values: tuple[tuple[str, Any], ...]
+    cutoff: int | None
+    name: str = field(init=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "name", self._canonical())
+
+    def _canonical(self) -> str:
+        shown = []
+        for param, (key, value) in zip(self.definition.params, self.values):
+            if param.required or value != param.default:
+                shown.append(f"{key}={format_value(value)}")
+        text = self.definition.name + (f"({','.join(shown)})" if shown else "")
+        return text + (f"@{self.cutoff}" if self.cutoff is not None else "")
+
+    @property
+    def params(self) -> dict[str, Any]:
+        return dict(self.values)
+
+    def compute(self, data: Any) -> npt.NDArray[np.float64]:
+        """Per-topic values on a prepared input."""
+        return self.definition.kernel(data, self.params, self.cutoff)
+
+    def __str__(self) -> str:
+        return self.name
+
+    def __repr__(self) -> str:
+        return f"Measure({self.name!r})"
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Measure) and other.name == self.name
+
+    def __hash__(self) -> int:
+        return hash(self.name)
+
+
+def format_value(value: Any) -> str:
+    """Canonical text of a parameter value: numbers without trailing zeros, tables joined by colons."""
+    if isinstance(value, tuple):
+        return ":".join(format_value(v) for v in value)
+    if isinstance(value, float):
+        text = repr(value)
+        return text[:-2] if text.endswith(".0") else text
+    return str(value)

@@ -1,0 +1,109 @@
+"""The one registry of measures: built from the families' declarations, it resolves names to measures and
+lists the catalogue. Nothing else in the code base keeps a list of measures."""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Iterable, Iterator
+from functools import cache
+from typing import Any
+
+from evaluation.measures.base import Measure, MeasureDef, MeasureError, format_value
+from evaluation.measures.names import parse_name
+
+
+class Registry:
+    """Immutable name -> definition map (aliases included, case-sensitive with a case-insensitive fallback)."""
+
+    def __init__(self, definitions: Iterable[MeasureDef]) -> None:
+        self._defs: dict[str, MeasureDef] = {}
+        self._lookup: dict[str, MeasureDef] = {}
+        for d in definitions:
+            if d.name in self._defs:
+                raise ValueError(f"measure {d.name} is declared twice")
+            self._defs[d.name] = d
+            for key in (d.name, *d.aliases):
+                if key in self._lookup:
+                    raise ValueError(f"measure name {key} is used twice")
+                self._lookup[key] = d
+        self._folded = {k.lower(): v for k, v in self._lookup.items()}
+
+    def __iter__(self) -> Iterator[MeasureDef]:
+        return iter(self._defs.values())
+
+    def __len__(self) -> int:
+        return len(self._defs)
+
+    def definition(self, name: str) -> MeasureDef:
+        found = self._lookup.get(name) or self._folded.get(name.lower())
+        if found is None:
+            close = difflib.get_close_matches(name, list(self._lookup), n=3, cutoff=0.5)
+            hint = f"; did you mean {' or '.join(close)}?" if close else "; `evalserve measures` lists them all"
+            raise MeasureError(f"unknown measure {name!r}{hint}")
+        return found
+
+    def parse(self, text: str) -> Measure:
+        """Resolve a name such as ``nDCG(gain=exp)@20`` into a configured measure, or raise MeasureError."""
+        parsed = parse_name(text)
+        definition = self.definition(parsed.name)
+        values: dict[str, Any] = {}
+        for key, raw in parsed.params:
+            param = definition.param(key)
+            if param is None:
+                names = [p.name for p in definition.params]
+                close = difflib.get_close_matches(key, names, n=2, cutoff=0.5)
+                known = ", ".join(names) if names else "none"
+                hint = f"; did you mean {' or '.join(close)}?" if close else f" (its parameters: {known})"
+                raise MeasureError(f"{definition.name} has no parameter {key!r}{hint}")
+            values[key] = param.convert(raw)
+        return definition.instance(values, parsed.cutoff)
+
+    def parse_all(self, texts: Iterable[str]) -> list[Measure]:
+        """Parse several names, dropping repeats (by canonical name) and keeping the given order."""
+        seen: dict[str, Measure] = {}
+        for text in texts:
+            m = self.parse(text)
+            seen.setdefault(m.name, m)
+        return list(seen.values())
+
+    def catalogue(self) -> list[dict[str, Any]]:
+        """Every measure with its parameters, defaults, inputs and reference, for the CLI and the API."""
+        return [describe(d) for d in self]
+
+
+def describe(d: MeasureDef) -> dict[str, Any]:
+    return {
+        "name": d.name,
+        "family": d.family,
+        "summary": d.summary,
+        "aliases": list(d.aliases),
+        "cutoff": d.cutoff,
+        "inputs": list(d.inputs),
+        "parameters": [
+            {
+                "name": p.name,
+                "kind": p.kind,
+                "default": None if p.default is None else format_value(p.default),
+                "required": p.required,
+                "description": p.description,
+                **({"choices": list(p.choices)} if p.choices else {}),
+            }
+            for p in d.params
+        ],
+        "formula": d.formula,
+        "reference": d.reference,
+        "notes": d.notes,
+    }
+
+
+@cache
+def default_registry() -> Registry:
+    """The registry of every family shipped with evalserve (built once; immutable)."""
+    from evaluation.measures import FAMILIES
+
+    return Registry(d for family in FAMILIES for d in family.DEFINITIONS)
+
+
+def parse_measure(text: str) -> Measure:
+    """Resolve a measure name with the default registry."""
+    return default_registry().parse(text)

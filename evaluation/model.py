@@ -1,0 +1,105 @@
+"""The canonical in-memory model: judgments, runs and intent weights as flat numpy arrays with interned ids.
+
+Every reader produces these; every measure consumes views derived from them (spec section 1.1). Rows are
+kept in flat arrays (one element per judgment or per retrieved document) so measures can work on all topics
+at once instead of looping over topics in Python.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cached_property
+
+import numpy as np
+import numpy.typing as npt
+
+IntArray = npt.NDArray[np.int64]
+FloatArray = npt.NDArray[np.float64]
+
+
+@dataclass(frozen=True, eq=False)
+class Qrels:
+    """Graded judgments ``(topic, intent, docno) -> grade``; ad hoc qrels have a single intent per topic.
+
+    Rows are sorted by (topic, docno, intent) and unique on that key. ``docnos`` is the sorted vocabulary
+    of judged documents (byte strings), ``topics`` and ``intents`` are sorted label vocabularies.
+    """
+
+    topics: tuple[str, ...]
+    intents: tuple[str, ...]
+    docnos: np.ndarray  # S dtype, sorted unique
+    topic: IntArray
+    intent: IntArray
+    doc: IntArray
+    grade: IntArray
+    name: str = "<qrels>"
+
+    def __len__(self) -> int:
+        return int(self.grade.size)
+
+    @cached_property
+    def topic_index(self) -> dict[str, int]:
+        return {t: i for i, t in enumerate(self.topics)}
+
+    @cached_property
+    def adhoc(self) -> AdhocJudgments:
+        """Single-aspect view: each judged (topic, doc) with its maximum grade over intents (spec 1.6)."""
+        key = self.topic * np.int64(max(1, self.docnos.size)) + self.doc
+        if key.size == 0:
+            empty = np.zeros(0, dtype=np.int64)
+            return AdhocJudgments(empty, empty, empty, np.zeros(len(self.topics) + 1, dtype=np.int64))
+        boundary = np.flatnonzero(np.diff(key)) + 1
+        starts = np.concatenate(([0], boundary))
+        grade = np.maximum.reduceat(self.grade, starts)
+        ukey = key[starts]
+        topic = self.topic[starts]
+        offsets = np.searchsorted(topic, np.arange(len(self.topics) + 1)).astype(np.int64)
+        return AdhocJudgments(ukey, topic, grade.astype(np.int64), offsets)
+
+    @cached_property
+    def max_grade(self) -> int:
+        return int(self.grade.max()) if self.grade.size else 0
+
+
+@dataclass(frozen=True, eq=False)
+class AdhocJudgments:
+    """Per (topic, doc) judgments sorted by key = topic * n_docnos + doc; ``offsets`` delimit topics."""
+
+    key: IntArray
+    topic: IntArray
+    grade: IntArray
+    offsets: IntArray
+
+    @cached_property
+    def ideal_grades(self) -> IntArray:
+        """Each topic's judged grades sorted descending (topic segments as in ``offsets``)."""
+        order = np.lexsort((-self.grade, self.topic))
+        return self.grade[order]
+
+
+@dataclass(frozen=True, eq=False)
+class Run:
+    """One system's ranked results as read: rows in file order, scores, rank column and document ids."""
+
+    name: str
+    topics: tuple[str, ...]  # sorted unique topic labels of this run
+    topic: IntArray  # per row, index into topics
+    docno: np.ndarray  # S dtype, per row
+    score: FloatArray
+    rank: IntArray  # rank column (value 0 where it was not an integer)
+    tags: tuple[str, ...] = ()
+    ranks_valid: bool = True  # every rank field was an integer (needed by ties=rank)
+
+    def __len__(self) -> int:
+        return int(self.score.size)
+
+
+@dataclass(frozen=True, eq=False)
+class IntentWeights:
+    """Intent probabilities ``P(t|q)`` per (topic, intent); topics without an entry get uniform weights."""
+
+    weights: dict[str, dict[str, float]]
+    name: str = "<intent-weights>"
+
+    def for_topic(self, topic: str) -> dict[str, float] | None:
+        return self.weights.get(topic)

@@ -1,0 +1,152 @@
+"""Problems found in inputs: one record shape for every reader, the CLI and the API.
+
+A problem is ``{line, column, code, message, severity}``; errors stop a load, warnings do not.
+Readers collect all problems (capped) instead of stopping at the first, so a user fixes a file in one pass.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from typing import Any, Generic, Literal, TypeVar
+
+Severity = Literal["error", "warning"]
+T = TypeVar("T")
+
+#: Errors kept per load; the rest are counted, not listed.
+MAX_PROBLEMS = 100
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One problem in one input, located by 1-based physical line and column (None when not line-bound)."""
+
+    code: str
+    message: str
+    severity: Severity = "error"
+    line: int | None = None
+    column: int | None = None
+    source: str | None = None
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "line": self.line,
+            "column": self.column,
+            "code": self.code,
+            "message": self.message,
+            "severity": self.severity,
+            **({"source": self.source} if self.source is not None else {}),
+        }
+
+    def __str__(self) -> str:
+        where = self.source or "<input>"
+        if self.line is not None:
+            where += f":{self.line}"
+            if self.column is not None:
+                where += f":{self.column}"
+        return f"{where}: {self.severity}: {self.message} [{self.code}]"
+
+
+@dataclass
+class ProblemLog:
+    """Collects problems for one input, keeping at most ``limit`` of each severity and counting the rest."""
+
+    source: str | None = None
+    limit: int = MAX_PROBLEMS
+    problems: list[Problem] = field(default_factory=list)
+    omitted_errors: int = 0
+    omitted_warnings: int = 0
+
+    def add(
+        self,
+        code: str,
+        message: str,
+        *,
+        severity: Severity = "error",
+        line: int | None = None,
+        column: int | None = None,
+    ) -> None:
+        kept = sum(1 for p in self.problems if p.severity == severity)
+        if kept >= self.limit:
+            if severity == "error":
+                self.omitted_errors += 1
+            else:
+                self.omitted_warnings += 1
+            return
+        self.problems.append(Problem(code, message, severity, line, column, self.source))
+
+    def room(self, severity: Severity = "error") -> int:
+        """How many more problems of this severity would still be listed."""
+        return max(0, self.limit - sum(1 for p in self.problems if p.severity == severity))
+
+    def count_omitted(self, n: int, severity: Severity = "error") -> None:
+        if severity == "error":
+            self.omitted_errors += n
+        else:
+            self.omitted_warnings += n
+
+    @property
+    def has_errors(self) -> bool:
+        return self.omitted_errors > 0 or any(p.severity == "error" for p in self.problems)
+
+    def sorted(self) -> list[Problem]:
+        return sorted(self.problems, key=lambda p: (p.line or 0, p.column or 0, p.code))
+
+
+class InputError(Exception):
+    """Raised when inputs have errors; carries every problem found (capped) and the count of the rest."""
+
+    def __init__(self, problems: Iterable[Problem], omitted: int = 0) -> None:
+        self.problems = list(problems)
+        self.omitted = omitted
+        first = self.problems[0] if self.problems else None
+        more = len(self.problems) - 1 + omitted
+        text = str(first) if first else "invalid input"
+        super().__init__(text + (f" (and {more} more)" if more > 0 else ""))
+
+    @classmethod
+    def single(cls, code: str, message: str, source: str | None = None) -> InputError:
+        return cls([Problem(code, message, "error", source=source)])
+
+    def as_dicts(self) -> list[dict[str, Any]]:
+        return [p.as_dict() for p in self.problems]
+
+
+@dataclass(frozen=True)
+class Parsed(Generic[T]):
+    """A reader's outcome: the value (None when there were errors) and every problem found."""
+
+    value: T | None
+    problems: tuple[Problem, ...]
+    omitted_errors: int = 0
+    omitted_warnings: int = 0
+
+    @property
+    def ok(self) -> bool:
+        return self.value is not None
+
+    @property
+    def errors(self) -> list[Problem]:
+        return [p for p in self.problems if p.severity == "error"]
+
+    @property
+    def warnings(self) -> list[Problem]:
+        return [p for p in self.problems if p.severity == "warning"]
+
+    def unwrap(self) -> T:
+        """The value, or InputError with every error."""
+        if self.value is None:
+            raise InputError(self.errors, self.omitted_errors)
+        return self.value
+
+    def __iter__(self) -> Iterator[Problem]:
+        return iter(self.problems)
+
+    @classmethod
+    def from_log(cls, value: T | None, log: ProblemLog) -> Parsed[T]:
+        return cls(
+            None if log.has_errors else value,
+            tuple(log.sorted()),
+            log.omitted_errors,
+            log.omitted_warnings,
+        )
