@@ -7,7 +7,6 @@ probability, an intent listed twice for a topic.
 
 from __future__ import annotations
 
-
 from evaluation.formats.lexer import decode, report_fields, select_rows, tokenize
 from evaluation.formats.numbers import parse_floats
 from evaluation.formats.source import SourceLike, load

@@ -15,6 +15,7 @@ from typing import Union
 from evaluation.problems import InputError
 
 GZIP_MAGIC = b"\x1f\x8b"
+UTF8_BOM = b"\xef\xbb\xbf"
 
 #: What a reader accepts: a filesystem path, "-" (stdin), or an already-loaded Blob.
 SourceLike = Union[str, os.PathLike[str], "Blob"]
@@ -30,8 +31,11 @@ class Blob:
 
     @classmethod
     def from_bytes(cls, data: bytes, name: str = "<bytes>") -> Blob:
-        """Wrap bytes as an input, decompressing gzip content."""
-        return cls(name, _gunzip(data, name), data)
+        """Wrap bytes as an input, decompressing gzip content and dropping a UTF-8 byte-order mark."""
+        text = _gunzip(data, name)
+        if text.startswith(UTF8_BOM):
+            text = text[len(UTF8_BOM) :]
+        return cls(name, text, data)
 
     @cached_property
     def sha256(self) -> str:

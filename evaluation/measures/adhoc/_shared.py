@@ -23,12 +23,12 @@ REL = Param(
 )
 
 
-def ratio(num: np.ndarray, den: np.ndarray) -> FloatArray:
+def ratio(num: npt.ArrayLike, den: npt.ArrayLike) -> FloatArray:
     """num / den per topic, 0 where den is 0 (spec 1.3: undefined values report 0)."""
-    num = np.asarray(num, dtype=np.float64)
-    den = np.asarray(den, dtype=np.float64)
-    out = np.zeros(np.broadcast(num, den).shape, dtype=np.float64)
-    np.divide(num, den, out=out, where=den != 0)
+    top = np.asarray(num, dtype=np.float64)
+    bottom = np.asarray(den, dtype=np.float64)
+    out = np.zeros(np.broadcast(top, bottom).shape, dtype=np.float64)
+    np.divide(top, bottom, out=out, where=bottom != 0)
     return out
 
 
@@ -41,4 +41,4 @@ def table_gain(grade: np.ndarray, table: Sequence[float]) -> FloatArray:
     if not table:
         return np.where(g > 0, g, 0).astype(np.float64)
     values = np.concatenate(([0.0], np.asarray(table, dtype=np.float64)))
-    return values[np.clip(g, 0, len(table))]
+    return np.asarray(values[np.clip(g, 0, len(table))], dtype=np.float64)

@@ -18,7 +18,7 @@ from evaluation.measures.base import MeasureDef, Param
 
 def gain_of(grade: np.ndarray, kind: str) -> FloatArray:
     positive = np.maximum(grade, 0).astype(np.float64)
-    return positive if kind == "lin" else np.exp2(positive) - 1.0
+    return positive if kind == "lin" else np.asarray(np.exp2(positive) - 1.0, dtype=np.float64)
 
 
 def ndcg(data: JudgedRanking, params: Mapping[str, Any], cutoff: int | None) -> FloatArray:

@@ -17,7 +17,7 @@ from evaluation.measures.base import MeasureDef, Param
 
 
 def rbp(data: JudgedRanking, params: Mapping[str, Any], cutoff: int | None) -> FloatArray:
-    p = params["p"]
+    p = float(params["p"])
     within = data.within(cutoff)
     if params["rel"] == "binary":
         gain = (data.grade[within] >= 1).astype(np.float64)

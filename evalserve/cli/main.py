@@ -1,0 +1,63 @@
+"""The ``evalserve`` command: subcommands are registered here; each lives in its own module.
+
+Exit codes: 0 success, 2 bad input or bad usage (problems printed one per line, never a traceback),
+1 an unexpected internal error.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+
+from evalserve.cli import demo, evaluate, measures
+from evaluation.measures.base import MeasureError
+from evaluation.problems import InputError
+from evaluation.report import engine_version
+
+EXIT_OK, EXIT_INTERNAL, EXIT_INPUT = 0, 1, 2
+
+COMMANDS = (evaluate, measures, demo)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="evalserve",
+        description="Evaluate search and ranking runs exactly as trec_eval, gdeval and ndeval do -- and more.",
+    )
+    parser.add_argument("--version", action="version", version=f"evalserve {engine_version()}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for command in COMMANDS:
+        command.register(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "handler", None):
+        parser.print_help()
+        return EXIT_INPUT
+    try:
+        return int(args.handler(args))
+    except InputError as exc:
+        for problem in exc.problems:
+            print(problem, file=sys.stderr)
+        if exc.omitted:
+            print(f"... and {exc.omitted} more errors", file=sys.stderr)
+        return EXIT_INPUT
+    except MeasureError as exc:
+        print(f"evalserve: {exc}", file=sys.stderr)
+        return EXIT_INPUT
+    except BrokenPipeError:
+        return EXIT_OK
+    except KeyboardInterrupt:
+        return 130
+
+
+def run() -> None:
+    sys.exit(main())
+
+
+if __name__ == "__main__":
+    run()

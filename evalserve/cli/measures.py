@@ -1,0 +1,43 @@
+"""``evalserve measures``: the measure catalogue (names, parameters, defaults, inputs, references)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any
+
+from evaluation.measures.registry import default_registry
+
+
+def register(sub: Any) -> None:
+    p = sub.add_parser("measures", help="list every measure with its parameters and reference")
+    p.add_argument("--format", choices=("text", "json"), default="text")
+    p.add_argument("name", nargs="?", help="show one measure (name or alias)")
+    p.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    registry = default_registry()
+    entries = registry.catalogue()
+    if args.name:
+        wanted = registry.definition(args.name).name
+        entries = [e for e in entries if e["name"] == wanted]
+    if args.format == "json":
+        sys.stdout.write(json.dumps({"measures": entries}, indent=2) + "\n")
+        return 0
+    for e in entries:
+        cutoff = {"required": "@k", "optional": "[@k]", "none": ""}[e["cutoff"]]
+        params = ",".join(f"{p['name']}={p['default'] if p['default'] is not None else '?'}"
+                          for p in e["parameters"])
+        head = e["name"] + (f"({params})" if params else "") + cutoff
+        print(f"{head}\n    {e['summary']}")
+        if e["formula"]:
+            print(f"    {e['formula']}")
+        for p in e["parameters"]:
+            extra = f" [{'|'.join(p['choices'])}]" if "choices" in p else ""
+            print(f"    - {p['name']}{extra}: {p['description']}" + (" (required)" if p["required"] else ""))
+        if e["aliases"]:
+            print(f"    aliases: {', '.join(e['aliases'])}")
+        print(f"    reference: {e['reference']}\n")
+    return 0
