@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from evaluation.formats.judgments import assemble_qrels
 from evaluation.formats.keys import intern_labels
 from evaluation.formats.lexer import Rows, report_fields, select_rows, tokenize
 from evaluation.formats.numbers import parse_floats, parse_ints
@@ -40,25 +41,10 @@ def parse_evall(source: SourceLike) -> Parsed[tuple[Qrels, IntentWeights]]:
     topics, topic = intern_labels(rows.text(0))
     intents, intent = intern_labels(rows.text(3))
     weights = _weights(rows, topics, intents, topic, intent, weight, log)
-    docnos, doc = np.unique(rows.text(1), return_inverse=True)
-    doc = doc.astype(np.int64).ravel()
-    order = np.lexsort((intent, doc, topic))
-    topic, intent, doc, grade = topic[order], intent[order], doc[order], grade[order]
-    same = (topic[1:] == topic[:-1]) & (doc[1:] == doc[:-1]) & (intent[1:] == intent[:-1])
-    if same.any():
-        later = np.flatnonzero(same) + 1
-        lines = rows.line[order]
-        for i in later[np.flatnonzero(grade[later] != grade[later - 1])][: log.room()].tolist():
-            log.add(
-                "conflicting-grade",
-                f"this document was already judged {grade[i - 1]} for the same test case and aspect"
-                f" (line {lines[i - 1]}), here {grade[i]}",
-                line=int(lines[i]),
-            )
-        keep = np.ones(grade.size, dtype=bool)
-        keep[later] = False
-        topic, intent, doc, grade = topic[keep], intent[keep], doc[keep], grade[keep]
-    qrels = Qrels(topics, intents, docnos, topic, intent, doc, grade, blob.name)
+    qrels = assemble_qrels(
+        rows, topics, topic, intents, intent, rows.text(1), grade,
+        doc_col=1, log=log, name=blob.name, scope="test case and aspect",
+    )
     return Parsed.from_log((qrels, IntentWeights(weights, blob.name)), log)
 
 
@@ -90,12 +76,15 @@ def _weights(
     k, w = key[order], weight[order]
     heads = np.concatenate(([0], np.flatnonzero(k[1:] != k[:-1]) + 1)) if k.size else np.zeros(0, np.int64)
     differs = np.flatnonzero((k[1:] == k[:-1]) & (w[1:] != w[:-1]) & ~np.isnan(w[1:]) & ~np.isnan(w[:-1])) + 1
+    log.count_omitted(max(0, int(differs.size) - log.room()))
+    cols = rows.columns(4)
     for i in differs[: log.room()].tolist():
         log.add(
             "conflicting-weight",
             f"aspect {intents[intent[order[i]]]} of test case {topics[topic[order[i]]]} has two weights:"
-            f" {w[i - 1]!r} and {w[i]!r}",
+            f" {float(w[i - 1])!r} and {float(w[i])!r}",
             line=int(rows.line[order[i]]),
+            column=int(cols[order[i]]),
         )
     out: dict[str, dict[str, float]] = {}
     for h in heads.tolist():

@@ -30,14 +30,15 @@ def parse_intent_weights(source: SourceLike) -> Parsed[IntentWeights]:
         report_fields(log, rows, negative, 2, "weight-negative", "probability {!r} must be >= 0")
     weights: dict[str, dict[str, float]] = {}
     seen: dict[tuple[str, str], int] = {}
-    for line, topic, intent, p in zip(
-        rows.line.tolist(), decode(rows.text(0)), decode(rows.text(1)), prob.tolist()
+    for line, column, topic, intent, p in zip(
+        rows.line.tolist(), rows.columns(1).tolist(), decode(rows.text(0)), decode(rows.text(1)), prob.tolist()
     ):
         if (topic, intent) in seen:
             log.add(
                 "duplicate-intent",
                 f"intent {intent} of topic {topic} already has a probability (line {seen[topic, intent]})",
                 line=line,
+                column=column,
             )
             continue
         seen[topic, intent] = line

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from evaluation.formats.judgments import assemble_qrels
 from evaluation.formats.keys import intern_labels
 from evaluation.formats.lexer import Rows, report_fields, select_rows, tokenize
 from evaluation.formats.numbers import parse_ints
@@ -19,6 +20,7 @@ from evaluation.model import Qrels
 from evaluation.problems import InputError, Parsed, ProblemLog
 
 _LETTER_L = (76, 108)  # 'L', 'l'
+_HASH = 35
 
 
 def parse_qrels(source: SourceLike) -> Parsed[Qrels]:
@@ -40,12 +42,10 @@ def read_qrels(source: SourceLike) -> Qrels:
 def _parse(blob: Blob, log: ProblemLog) -> Qrels:
     fields = tokenize(blob.data)
     content = np.flatnonzero(fields.counts > 0)
-    ncols = 4
-    if content.size and int(fields.counts[content[0]]) == 3:
-        ncols = 3
+    if content.size:  # comments do not decide the layout
+        content = content[fields.buf[fields.starts[fields.first[content]]] != _HASH]
+    ncols = 3 if content.size and int(fields.counts[content[0]]) == 3 else 4
     rows = select_rows(fields, ncols, log, "qrels")
-    if len(rows) == 0 and not log.has_errors:
-        log.add("empty-qrels", "the qrels have no judgments", severity="warning")
     if ncols == 4:
         topic_col, intent_col, doc_col, grade_col = 0, 1, 2, 3
     else:
@@ -56,15 +56,9 @@ def _parse(blob: Blob, log: ProblemLog) -> Qrels:
         intents, intent = intern_labels(rows.text(intent_col))
     else:
         intents, intent = ("0",), np.zeros(len(rows), dtype=np.int64)
-    docnos, doc = np.unique(rows.text(doc_col), return_inverse=True)
-    doc = doc.astype(np.int64).ravel()
-    order = np.lexsort((intent, doc, topic))
-    topic, intent, doc, grade = topic[order], intent[order], doc[order], grade[order]
-    same = (topic[1:] == topic[:-1]) & (doc[1:] == doc[:-1]) & (intent[1:] == intent[:-1])
-    if same.any():
-        keep = _check_repeats(rows, order, same, grade, doc_col, log)
-        topic, intent, doc, grade = topic[keep], intent[keep], doc[keep], grade[keep]
-    return Qrels(topics, intents, docnos, topic, intent, doc, grade, blob.name)
+    return assemble_qrels(
+        rows, topics, topic, intents, intent, rows.text(doc_col), grade, doc_col=doc_col, log=log, name=blob.name
+    )
 
 
 def _grades(rows: Rows, col: int, *, strip_l: bool, log: ProblemLog) -> np.ndarray:
@@ -76,36 +70,3 @@ def _grades(rows: Rows, col: int, *, strip_l: bool, log: ProblemLog) -> np.ndarr
     if bad.any():
         report_fields(log, rows, bad, col, "grade-not-integer", "grade {!r} is not an integer")
     return grade
-
-
-def _check_repeats(
-    rows: Rows, order: np.ndarray, same: np.ndarray, grade: np.ndarray, doc_col: int, log: ProblemLog
-) -> np.ndarray:
-    """Report repeated judgments (an error when grades differ) and return the rows to keep."""
-    later = np.flatnonzero(same) + 1
-    conflict = grade[later] != grade[later - 1]
-    lines = rows.line[order]
-    cols = rows.columns(doc_col)[order]
-    for kind, picked in (("error", later[conflict]), ("warning", later[~conflict])):
-        shown = picked[: log.room(kind)]  # type: ignore[arg-type]
-        log.count_omitted(int(picked.size - shown.size), kind)  # type: ignore[arg-type]
-        for i in shown.tolist():
-            if kind == "error":
-                log.add(
-                    "conflicting-grade",
-                    f"this document was already judged {grade[i - 1]} for the same topic and intent"
-                    f" (line {lines[i - 1]}), here {grade[i]}",
-                    line=int(lines[i]),
-                    column=int(cols[i]),
-                )
-            else:
-                log.add(
-                    "duplicate-judgment",
-                    f"the same judgment already appears on line {lines[i - 1]}",
-                    severity="warning",
-                    line=int(lines[i]),
-                    column=int(cols[i]),
-                )
-    keep = np.ones(grade.size, dtype=bool)
-    keep[later] = False
-    return keep

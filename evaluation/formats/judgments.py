@@ -1,0 +1,84 @@
+"""Assembling judgments into the canonical Qrels: interning, sorting, and checking repeated judgments.
+
+Shared by every judgment reader (TREC/NTCIR qrels, EvALL gold) so repeats are reported the same way.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from evaluation.formats.lexer import Rows
+from evaluation.model import IntArray, Qrels
+from evaluation.problems import ProblemLog
+
+
+def assemble_qrels(
+    rows: Rows,
+    topics: tuple[str, ...],
+    topic: IntArray,
+    intents: tuple[str, ...],
+    intent: IntArray,
+    docno: np.ndarray,
+    grade: IntArray,
+    *,
+    doc_col: int,
+    log: ProblemLog,
+    name: str,
+    scope: str = "topic and intent",
+) -> Qrels:
+    """Build Qrels from per-row fields; repeated (topic, intent, docno) rows are errors when their grades
+    differ and warnings otherwise (kept once). ``scope`` names the key in messages."""
+    if len(rows) == 0 and not log.has_errors:
+        log.add("empty-qrels", "the judgments file has no judgments", severity="warning")
+    docnos, doc = np.unique(docno, return_inverse=True)
+    doc = doc.astype(np.int64).ravel()
+    order = np.lexsort((intent, doc, topic))
+    topic, intent, doc, grade = topic[order], intent[order], doc[order], grade[order]
+    same = (topic[1:] == topic[:-1]) & (doc[1:] == doc[:-1]) & (intent[1:] == intent[:-1])
+    if same.any():
+        keep = _check_repeats(rows, order, same, grade, doc_col, log, scope)
+        topic, intent, doc, grade = topic[keep], intent[keep], doc[keep], grade[keep]
+    return Qrels(topics, intents, docnos, topic, intent, doc, grade, name)
+
+
+def _check_repeats(
+    rows: Rows,
+    order: IntArray,
+    same: np.ndarray,
+    grade: IntArray,
+    doc_col: int,
+    log: ProblemLog,
+    scope: str,
+) -> np.ndarray:
+    """Report repeated judgments (an error when grades differ) and return the rows to keep."""
+    later = np.flatnonzero(same) + 1
+    conflict = grade[later] != grade[later - 1]
+    lines = rows.line[order]
+    cols = rows.columns(doc_col)[order]
+    for i in _listed(log, later[conflict], "error"):
+        log.add(
+            "conflicting-grade",
+            f"this document was already judged {grade[i - 1]} for the same {scope}"
+            f" (line {lines[i - 1]}), here {grade[i]}",
+            line=int(lines[i]),
+            column=int(cols[i]),
+        )
+    for i in _listed(log, later[~conflict], "warning"):
+        log.add(
+            "duplicate-judgment",
+            f"the same judgment already appears on line {lines[i - 1]}",
+            severity="warning",
+            line=int(lines[i]),
+            column=int(cols[i]),
+        )
+    keep = np.ones(grade.size, dtype=bool)
+    keep[later] = False
+    return keep
+
+
+def _listed(log: ProblemLog, picked: IntArray, severity: str) -> list[int]:
+    """The indices that still fit in the log; the rest are counted as omitted."""
+    sev = "error" if severity == "error" else "warning"
+    room = log.room(sev)
+    log.count_omitted(max(0, int(picked.size) - room), sev)
+    return [int(i) for i in picked[:room].tolist()]
