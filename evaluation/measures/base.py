@@ -7,6 +7,7 @@ storage, over the API. Kernels are pure functions from a prepared input to one v
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -36,6 +37,7 @@ class Param:
     minimum: float | None = None
     maximum: float | None = None
     min_exclusive: bool = False
+    max_exclusive: bool = False
 
     @property
     def required(self) -> bool:
@@ -67,18 +69,19 @@ class Param:
             return "one of " + ", ".join(self.choices)
         if self.kind == "table":
             return "a colon-separated list of non-negative numbers (e.g. 1:2:3)"
-        what = {"int": "an integer", "float": "a number", "int_or_choice": "an integer"}[self.kind]
+        what = {"int": "an integer", "float": "a finite number", "int_or_choice": "an integer"}[self.kind]
+        bounds = self._bounds()
+        what += f" {bounds}" if bounds else ""
         if self.kind == "int_or_choice":
             what += " or one of " + ", ".join(self.choices)
-        bounds = self._bounds()
-        return what + (f" {bounds}" if bounds else "")
+        return what
 
     def _bounds(self) -> str:
         parts = []
         if self.minimum is not None:
             parts.append(f"{'>' if self.min_exclusive else '>='} {format_value(self.minimum)}")
         if self.maximum is not None:
-            parts.append(f"<= {format_value(self.maximum)}")
+            parts.append(f"{'<' if self.max_exclusive else '<='} {format_value(self.maximum)}")
         return " and ".join(parts)
 
     def _choice(self, raw: str) -> str:
@@ -87,13 +90,11 @@ class Param:
         return raw
 
     def _number(self, value: float) -> Any:
-        if value != value:  # NaN
+        if not math.isfinite(value):
             raise ValueError
-        if self.minimum is not None and (
-            value < self.minimum or (self.min_exclusive and value == self.minimum)
-        ):
+        if self.minimum is not None and (value < self.minimum or (self.min_exclusive and value == self.minimum)):
             raise ValueError
-        if self.maximum is not None and value > self.maximum:
+        if self.maximum is not None and (value > self.maximum or (self.max_exclusive and value == self.maximum)):
             raise ValueError
         return value
 

@@ -15,7 +15,11 @@ from evaluation.judged_ranking import JudgedRanking
 from evaluation.measures.adhoc._shared import FloatArray, table_gain
 from evaluation.measures.base import Param
 
-BETA = Param("beta", "float", 1.0, "weight of cumulative gain against precision in BR", minimum=0.0)
+#: beta must be finite (spec 2.8: approximate beta = inf with e.g. 10000); inf would make BR = inf/inf = NaN
+BETA_MAX = 1e9
+BETA = Param(
+    "beta", "float", 1.0, "weight of cumulative gain against precision in BR", minimum=0.0, maximum=BETA_MAX
+)
 GAIN_TABLE = Param(
     "gain",
     "table",

@@ -36,7 +36,8 @@ def err(data: JudgedRanking, params: Mapping[str, Any], cutoff: int | None) -> F
             f"ERR(gmax={params['gmax']}) found grade {int(grade.max())} above the scale maximum;"
             " give gmax=collection or a larger gmax"
         )
-    satisfied = (np.exp2(grade) - 1.0) / np.exp2(gmax)
+    # (2^g - 1) / 2^gmax, written so that a large gmax cannot overflow (same doubles for g <= 53)
+    satisfied = np.exp2(grade - gmax) - np.exp2(-gmax)
     log_stay = np.log1p(-satisfied)
     # probability of reaching rank i = prod_{j<i} (1 - R_j), from running sums of log(1 - R)
     reach = np.exp(data.segment_cumsum(log_stay) - log_stay)

@@ -15,7 +15,7 @@ import numpy as np
 
 from evaluation.judged_ranking import JudgedRanking
 from evaluation.measures.adhoc._shared import FAMILY, FloatArray, ratio, table_gain
-from evaluation.measures.adhoc.blended import GAIN_TABLE, blended_ratio
+from evaluation.measures.adhoc.blended import BETA_MAX, GAIN_TABLE, blended_ratio
 from evaluation.measures.base import MeasureDef, Param
 
 
@@ -56,7 +56,8 @@ DEFINITION = MeasureDef(
     params=(
         Param("stop", "choice", None, "stopping distribution: u (uniform), rb (rank-biased), gu (graded-uniform),"
               " first (first relevant)", choices=("u", "rb", "gu", "first")),
-        Param("beta", "float", None, "weight of cumulative gain in BR (0 gives precision)", minimum=0.0),
+        Param("beta", "float", None, "weight of cumulative gain in BR (0 gives precision)", minimum=0.0,
+              maximum=BETA_MAX),
         Param("gamma", "float", 0.7, "decay of the rank-biased stopping distribution", minimum=0.0,
               maximum=1.0, min_exclusive=True),
         GAIN_TABLE,

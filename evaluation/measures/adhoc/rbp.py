@@ -35,7 +35,7 @@ DEFINITION = MeasureDef(
     kernel=rbp,
     params=(
         Param("p", "float", 0.8, "persistence: probability of looking at the next document",
-              minimum=0.0, maximum=1.0, min_exclusive=True),
+              minimum=0.0, maximum=1.0, min_exclusive=True, max_exclusive=True),
         Param("rel", "choice", "binary", "binary: grade >= 1 counts 1; graded: grade / max grade",
               choices=("binary", "graded")),
     ),
