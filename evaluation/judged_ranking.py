@@ -7,12 +7,15 @@ segment sums over these arrays (spec 1.2-1.5).
 
 from __future__ import annotations
 
+import weakref
 from dataclasses import dataclass, field
 from typing import Literal, get_args
 
 import numpy as np
 
-from evaluation.model import FloatArray, IntArray, Qrels
+from evaluation.formats.keys import GroupedHashIndex, hash_words, remembered_hashes, rows_equal
+from evaluation.formats.lexer import words_of
+from evaluation.model import FloatArray, IntArray, Qrels, Run
 from evaluation.ranking import Ranking
 
 TopicPolicy = Literal["common", "complete"]
@@ -47,7 +50,10 @@ class JudgedRanking:
     ideal: IntArray
     ideal_offsets: IntArray
     max_grade: int  # largest grade in the whole qrels (the collection's scale maximum)
+    entry: IntArray  # each document's index into ``qrels.adhoc`` (-1: not judged), for per-intent lookups
     _memo: dict[object, np.ndarray] = field(default_factory=dict, repr=False)
+    # values that depend only on the ideal lists, shared by every run evaluated on the same topics
+    _ideal_memo: dict[object, np.ndarray] = field(default_factory=dict, repr=False)
 
     @property
     def n_topics(self) -> int:
@@ -55,14 +61,19 @@ class JudgedRanking:
 
     @property
     def ideal_topic_of(self) -> IntArray:
-        return self._cached("ideal_topic_of", lambda: _segment_ids(self.ideal_offsets))
+        return self._cached("ideal_topic_of", lambda: _segment_ids(self.ideal_offsets), self._ideal_memo)
 
     @property
     def ideal_rank(self) -> IntArray:
-        return self._cached("ideal_rank", lambda: _positions(self.ideal_offsets))
+        return self._cached("ideal_rank", lambda: _positions(self.ideal_offsets), self._ideal_memo)
 
     def segment_sum(self, values: np.ndarray, *, ideal: bool = False) -> FloatArray:
         """Per-topic sums of a per-document (or, with ``ideal``, per-ideal-entry) array."""
+        if values.dtype.kind in "bui":  # counts: exact in any order, from running sums
+            offsets = self.ideal_offsets if ideal else self.offsets
+            running = np.zeros(values.size + 1, dtype=np.int64)
+            np.cumsum(values, out=running[1:])
+            return (running[offsets[1:]] - running[offsets[:-1]]).astype(np.float64)
         seg = self.ideal_topic_of if ideal else self.topic_of
         return np.bincount(seg, weights=values, minlength=self.n_topics).astype(np.float64)
 
@@ -73,9 +84,16 @@ class JudgedRanking:
     def segment_cumsum(self, values: np.ndarray, *, ideal: bool = False) -> FloatArray:
         """Running sums restarting at each topic."""
         offsets = self.ideal_offsets if ideal else self.offsets
+        if values.dtype.kind in "bui":  # counts: exact as integers, converted once
+            running = np.zeros(values.size + 1, dtype=np.int64)
+            np.cumsum(values, out=running[1:])
+            counts = running[1:]
+            counts -= np.repeat(running[offsets[:-1]], np.diff(offsets))
+            return counts.astype(np.float64)
         total = np.cumsum(values, dtype=np.float64)
         before = np.concatenate(([0.0], total))[offsets[:-1]]
-        return total - np.repeat(before, np.diff(offsets))
+        result: FloatArray = total - np.repeat(before, np.diff(offsets))
+        return result
 
     def relevant(self, level: int = 1) -> np.ndarray:
         """Binary relevance of each retrieved document: grade >= level."""
@@ -83,60 +101,120 @@ class JudgedRanking:
 
     def num_relevant(self, level: int = 1) -> FloatArray:
         """Per topic: judged documents with grade >= level (trec_eval's num_rel)."""
-        return self._cached(("num_rel", level), lambda: self.segment_sum(self.ideal >= level, ideal=True))
+        return self._cached(
+            ("num_rel", level), lambda: self.segment_sum(self.ideal >= level, ideal=True), self._ideal_memo
+        )
 
     def within(self, cutoff: int | None) -> np.ndarray:
         """Mask of documents ranked at or above ``cutoff`` (all when None)."""
         if cutoff is None:
-            return np.ones(self.rank.size, dtype=bool)
+            return self._cached(("within", None), lambda: np.ones(self.rank.size, dtype=bool))
         return self._cached(("within", cutoff), lambda: self.rank <= cutoff)
 
-    def _cached(self, key: object, make: object) -> np.ndarray:
-        hit = self._memo.get(key)
+    def _cached(self, key: object, make: object, memo: dict[object, np.ndarray] | None = None) -> np.ndarray:
+        store = self._memo if memo is None else memo
+        hit = store.get(key)
         if hit is None:
             hit = make()  # type: ignore[operator]
-            self._memo[key] = hit
+            if memo is not None:
+                hit.flags.writeable = False  # shared between runs
+            store[key] = hit
         return hit
 
 
 def judge_ranking(qrels: Qrels, ranking: Ranking, topics: tuple[str, ...]) -> JudgedRanking:
     """Join a ranking with the qrels' single-aspect view, restricted to (and ordered by) ``topics``."""
     run = ranking.run
-    wanted = {t: i for i, t in enumerate(topics)}
-    run_to_eval = np.array([wanted.get(t, -1) for t in run.topics], dtype=np.int64)
-    row_topic = run.topic[ranking.order]
-    eval_topic = run_to_eval[row_topic] if run_to_eval.size else row_topic
-    keep = eval_topic >= 0
-    order = ranking.order[keep]
-    topic_of = eval_topic[keep]
-    counts = np.bincount(topic_of, minlength=len(topics))
-    offsets = np.concatenate(([0], np.cumsum(counts))).astype(np.int64)
-    rank = _positions(offsets)
-
-    adhoc = qrels.adhoc
-    q_index = qrels.topic_index
-    eval_to_qrels = np.array([q_index.get(t, -1) for t in topics], dtype=np.int64)
-    docno = run.docno[order]
-    vocab = qrels.docnos
-    if vocab.size and docno.size:
-        at = np.minimum(np.searchsorted(vocab, docno), vocab.size - 1)
-        doc = np.where(vocab[at] == docno, at, -1)
+    index = _index_of(qrels)
+    if topics == run.topics:  # the usual case: every topic of the run is evaluated, in the same order
+        order, offsets = ranking.order, ranking.offsets
+        topic_of, rank = index.layout(offsets)
     else:
-        doc = np.full(docno.size, -1, dtype=np.int64)
-    qtopic = eval_to_qrels[topic_of] if topic_of.size else topic_of
-    key = qtopic * np.int64(max(1, vocab.size)) + doc
-    if adhoc.key.size and key.size:
-        at = np.minimum(np.searchsorted(adhoc.key, key), adhoc.key.size - 1)
-        judged = (adhoc.key[at] == key) & (doc >= 0) & (qtopic >= 0)
-        grade = np.where(judged, adhoc.grade[at], 0)
-    else:
-        judged = np.zeros(key.size, dtype=bool)
-        grade = np.zeros(key.size, dtype=np.int64)
-
-    ideal, ideal_offsets = _select_segments(adhoc.ideal_grades, adhoc.offsets, eval_to_qrels)
+        wanted = {t: i for i, t in enumerate(topics)}
+        run_to_eval = np.array([wanted.get(t, -1) for t in run.topics], dtype=np.int64)
+        row_topic = run.topic[ranking.order]
+        eval_topic = run_to_eval[row_topic] if run_to_eval.size else row_topic
+        keep = eval_topic >= 0
+        order = ranking.order[keep]
+        topic_of = eval_topic[keep]
+        counts = np.bincount(topic_of, minlength=len(topics))
+        offsets = np.concatenate(([0], np.cumsum(counts))).astype(np.int64)
+        rank = _positions(offsets)
+    entry = _judgments_of(qrels, run)[order]
+    judged = entry >= 0
+    grade = index.grade_or_zero[entry]  # entry -1 reads the appended 0
+    ideal, ideal_offsets, ideal_memo = index.ideal_lists(qrels, topics)
     return JudgedRanking(
-        topics, offsets, topic_of, rank, grade.astype(np.int64), judged, ideal, ideal_offsets, qrels.max_grade
+        topics, offsets, topic_of, rank, grade, judged, ideal, ideal_offsets, qrels.max_grade, entry,
+        _ideal_memo=ideal_memo,
     )
+
+
+class _QrelsIndex:
+    """A hash index over a qrels' ad hoc judgments keyed by (topic, docno), built once per Qrels."""
+
+    def __init__(self, qrels: Qrels) -> None:
+        adhoc = qrels.adhoc
+        vocab = max(1, qrels.docnos.size)
+        self.doc = adhoc.key - adhoc.topic * np.int64(vocab)  # each judgment's docno (index into docnos)
+        self.topic_index = qrels.topic_index
+        self.words = words_of(qrels.docnos)
+        self.index = GroupedHashIndex(adhoc.topic, hash_words(self.words)[self.doc], len(qrels.topics))
+        self.grade_or_zero = np.append(adhoc.grade, 0).astype(np.int64)
+        self._ideal: tuple[tuple[str, ...], IntArray, IntArray, dict[object, np.ndarray]] | None = None
+        self._layout: tuple[IntArray, IntArray, IntArray] | None = None
+
+    def layout(self, offsets: IntArray) -> tuple[IntArray, IntArray]:
+        """Topic number and 1-based position of every document of rankings with these topic offsets (runs
+        of one evaluation usually share them, so the last layout is kept, read-only)."""
+        last = self._layout
+        if last is None or not np.array_equal(last[0], offsets):
+            topic_of, rank = _segment_ids(offsets), _positions(offsets)
+            topic_of.flags.writeable = False
+            rank.flags.writeable = False
+            last = self._layout = (offsets.copy(), topic_of, rank)
+        return last[1], last[2]
+
+    def ideal_lists(
+        self, qrels: Qrels, topics: tuple[str, ...]
+    ) -> tuple[IntArray, IntArray, dict[object, np.ndarray]]:
+        """The ideal grade lists of ``topics`` (and a memo for values derived from them), kept for reuse."""
+        if self._ideal is None or self._ideal[0] != topics:
+            eval_to_qrels = np.array([self.topic_index.get(t, -1) for t in topics], dtype=np.int64)
+            adhoc = qrels.adhoc
+            ideal, offsets = _select_segments(adhoc.ideal_grades, adhoc.offsets, eval_to_qrels)
+            ideal.flags.writeable = False
+            offsets.flags.writeable = False
+            self._ideal = (topics, ideal, offsets, {})
+        return self._ideal[1], self._ideal[2], self._ideal[3]
+
+
+def _index_of(qrels: Qrels) -> _QrelsIndex:
+    index = _INDEXES.get(qrels)
+    if index is None:
+        index = _INDEXES[qrels] = _QrelsIndex(qrels)
+    return index
+
+
+_INDEXES: weakref.WeakKeyDictionary[Qrels, _QrelsIndex] = weakref.WeakKeyDictionary()
+
+
+def _judgments_of(qrels: Qrels, run: Run) -> IntArray:
+    """For every row of the run (file order), its entry in ``qrels.adhoc`` or -1 when not judged."""
+    index = _index_of(qrels)
+    n = len(run)
+    if n == 0:
+        return np.full(n, -1, dtype=np.int64)
+    run_to_qrels = np.array([index.topic_index.get(t, -1) for t in run.topics], dtype=np.int64)
+    words = words_of(run.docno)
+
+    def same(rows: IntArray, entries: IntArray) -> np.ndarray:
+        return rows_equal(np.take(words, rows, axis=0), np.take(index.words, index.doc[entries], axis=0))
+
+    hashes = remembered_hashes(run)  # kept by the reader; valid while the docnos stay read-only
+    if hashes is None or run.docno.flags.writeable:
+        hashes = hash_words(words)
+    return index.index.find(run_to_qrels[run.topic], hashes, same)
 
 
 def _select_segments(values: IntArray, offsets: IntArray, pick: IntArray) -> tuple[IntArray, IntArray]:

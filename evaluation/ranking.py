@@ -13,8 +13,9 @@ from typing import Literal, get_args
 
 import numpy as np
 
-from evaluation.formats.keys import byte_order_keys
-from evaluation.model import IntArray, Run
+from evaluation.formats.keys import descending_within_groups
+from evaluation.formats.lexer import words_of
+from evaluation.model import FloatArray, IntArray, Run
 
 TiePolicy = Literal["trec", "rank", "file"]
 TIE_POLICIES: tuple[str, ...] = get_args(TiePolicy)
@@ -47,20 +48,60 @@ def rank_run(run: Run, policy: str = "trec") -> Ranking:
 
 
 def _trec_order(run: Run) -> IntArray:
-    """Score descending, then docno descending byte-wise; only rows with tied scores pay for docno sorting."""
-    order = np.lexsort((-run.score, run.topic))
-    if order.size < 2:
-        return order
-    topic, score = run.topic[order], run.score[order]
-    tied = (topic[1:] == topic[:-1]) & (score[1:] == score[:-1])
+    """Score descending, then docno descending byte-wise; only rows with tied scores pay for docno sorting.
+
+    Files written in ranked order (every topic in one block, scores not increasing) need no sort: ties are
+    settled where they stand, then the blocks are taken in topic order.
+    """
+    topic, score = run.topic, run.score
+    n = topic.size
+    if n < 2:
+        return np.argsort(topic, kind="stable")
+    ranked, blocks = _ranked_blocks(topic, score)
+    if ranked:
+        order = np.arange(n, dtype=np.int64)
+    else:
+        order = np.lexsort((-score, topic))
+        topic, score = topic[order], score[order]
+    _settle_ties(run, order, (score[1:] == score[:-1]) & (topic[1:] == topic[:-1]))
+    if blocks is not None:
+        order = order[blocks]
+    return order
+
+
+def _settle_ties(run: Run, order: IntArray, tied: np.ndarray) -> None:
+    """Reorder (in place) each run of ``order`` entries tied with their neighbours by docno descending."""
     if not tied.any():
-        return order
-    group = np.cumsum(np.concatenate(([True], ~tied)))
-    in_tie = np.zeros(order.size, dtype=bool)
-    in_tie[1:] |= tied
+        return
+    n = order.size
+    after_tie = np.zeros(n, dtype=bool)  # tied to the previous row
+    after_tie[1:] = tied
+    in_tie = after_tie.copy()
     in_tie[:-1] |= tied
     at = np.flatnonzero(in_tie)
+    group = np.cumsum(~after_tie[at]) - 1  # dense number of each tied row's group
     rows = order[at]
-    keys = [~k for k in reversed(byte_order_keys(run.docno[rows]))]
-    order[at] = rows[np.lexsort((*keys, group[at]))]
-    return order
+    order[at] = rows[descending_within_groups(group, words_of(run.docno[rows]))]
+
+
+def _ranked_blocks(topic: IntArray, score: FloatArray) -> tuple[bool, IntArray | None]:
+    """Whether the file is in ranked order up to ties -- each topic's rows contiguous, scores not increasing
+    -- and, if so, the permutation taking its blocks in topic order (None: they already are)."""
+    change = topic[1:] != topic[:-1]
+    ordered = score[1:] <= score[:-1]  # False for NaN: such files take the general path
+    if not bool((ordered | change).all()):
+        return False, None
+    heads = np.flatnonzero(change) + 1
+    if heads.size == 0:
+        return True, None
+    block_topic = topic[np.concatenate(([0], heads))]
+    if bool((block_topic[1:] > block_topic[:-1]).all()):
+        return True, None
+    pick = np.argsort(block_topic, kind="stable")
+    if bool((block_topic[pick][1:] == block_topic[pick][:-1]).any()):
+        return False, None  # a topic split over several blocks
+    bounds = np.concatenate(([0], heads, [topic.size]))
+    starts, lengths = bounds[pick], np.diff(bounds)[pick]
+    moved = np.concatenate(([0], np.cumsum(lengths)[:-1]))
+    blocks: IntArray = np.arange(topic.size, dtype=np.int64) + np.repeat(starts - moved, lengths)
+    return True, blocks

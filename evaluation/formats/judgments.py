@@ -7,9 +7,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from evaluation.formats.keys import unique_strings
 from evaluation.formats.lexer import Rows
 from evaluation.model import IntArray, Qrels
-from evaluation.problems import ProblemLog
+from evaluation.problems import ProblemLog, Severity
 
 
 def assemble_qrels(
@@ -30,7 +31,7 @@ def assemble_qrels(
     differ and warnings otherwise (kept once). ``scope`` names the key in messages."""
     if len(rows) == 0 and not log.has_errors:
         log.add("empty-qrels", "the judgments file has no judgments", severity="warning")
-    docnos, doc = np.unique(docno, return_inverse=True)
+    docnos, doc = unique_strings(docno)
     doc = doc.astype(np.int64).ravel()
     order = np.lexsort((intent, doc, topic))
     topic, intent, doc, grade = topic[order], intent[order], doc[order], grade[order]
@@ -76,9 +77,8 @@ def _check_repeats(
     return keep
 
 
-def _listed(log: ProblemLog, picked: IntArray, severity: str) -> list[int]:
+def _listed(log: ProblemLog, picked: IntArray, severity: Severity) -> list[int]:
     """The indices that still fit in the log; the rest are counted as omitted."""
-    sev = "error" if severity == "error" else "warning"
-    room = log.room(sev)
-    log.count_omitted(max(0, int(picked.size) - room), sev)
+    room = log.room(severity)
+    log.count_omitted(max(0, int(picked.size) - room), severity)
     return [int(i) for i in picked[:room].tolist()]

@@ -1,12 +1,34 @@
-"""Interning of labels and exact byte-order keys for document ids, all vectorised."""
+"""Interning of labels, exact byte-order keys and hashing of byte strings, all vectorised.
+
+Byte strings are handled as rows of little-endian uint64 words (zero padded; fields never contain a zero
+byte, so the padding is unambiguous). Hashes only ever pick candidates: every match they suggest is verified
+on the words themselves, so results never depend on the hash function.
+"""
 
 from __future__ import annotations
+
+import weakref
+from collections.abc import Callable
 
 import numpy as np
 import numpy.typing as npt
 
+from evaluation.formats.lexer import words_of
+
 IntArray = npt.NDArray[np.int64]
 U64Array = npt.NDArray[np.uint64]
+BoolArray = npt.NDArray[np.bool_]
+
+_U = np.uint64
+# odd multipliers (from splitmix64 / murmur3 / golden ratio) for the per-word linear hash
+_WORD_MULT = (
+    0x9E3779B97F4A7C15, 0xBF58476D1CE4E5B9, 0x94D049BB133111EB, 0xFF51AFD7ED558CCD,
+    0xC4CEB9FE1A85EC53, 0xD6E8FEB86659FD93, 0xA0761D6478BD642F, 0xE7037ED1A0B428DB,
+)
+GROUP_MULT = _U(0x8EBC6AF09C88C6E3)
+_SLOT_MULT = _U(0x9E3779B97F4A7C15)
+_FILTER_MULT = _U(0xD6E8FEB86659FD93)
+SLOTS_PER_ENTRY = 4  # hash table size per entry (at least; rounded up to a power of two per group)
 
 
 def intern_labels(values: np.ndarray) -> tuple[tuple[str, ...], IntArray]:
@@ -15,15 +37,83 @@ def intern_labels(values: np.ndarray) -> tuple[tuple[str, ...], IntArray]:
     Only the first value of every run of equal neighbours is sorted, so files grouped by topic cost a
     sort of their topics, not of their lines.
     """
-    n = values.size
+    return intern_words(words_of(values))
+
+
+def intern_words(words: U64Array) -> tuple[tuple[str, ...], IntArray]:
+    """``intern_labels`` for strings given as (n, k) little-endian words (see ``lexer.words_of``)."""
+    n = words.shape[0]
     if n == 0:
         return (), np.zeros(0, dtype=np.int64)
-    change = np.flatnonzero(values[1:] != values[:-1]) + 1
-    heads = np.concatenate(([0], change))
-    labels, inverse = np.unique(values[heads], return_inverse=True)
-    lengths = np.diff(np.concatenate((heads, [n])))
+    change = words[1:, 0] != words[:-1, 0]
+    for j in range(1, words.shape[1]):
+        change |= words[1:, j] != words[:-1, j]
+    heads = np.concatenate(([0], np.flatnonzero(change) + 1))
+    return intern_runs(words[heads], np.diff(np.append(heads, n)))
+
+
+def intern_runs(head_words: U64Array, lengths: IntArray) -> tuple[tuple[str, ...], IntArray]:
+    """Labels and per-row index of rows given as runs: each run's string (as words) and its length.
+
+    Labels sort byte-wise (as ``np.unique`` sorts ``S`` arrays): the words' big-endian values are compared.
+    Runs with equal strings may repeat.
+    """
+    big = head_words.byteswap()
+    if big.shape[1] == 1:
+        _, first, inverse = np.unique(big[:, 0], return_index=True, return_inverse=True)
+    else:
+        order = np.lexsort(big.T[::-1])
+        ranked = big[order]
+        new = np.ones(order.size, dtype=bool)
+        new[1:] = (ranked[1:] != ranked[:-1]).any(axis=1)
+        inverse = np.empty(order.size, dtype=np.int64)
+        inverse[order] = np.cumsum(new) - 1
+        first = order[new]
+    labels = np.ascontiguousarray(head_words[first]).view(f"S{8 * head_words.shape[1]}").ravel()
     index = np.repeat(inverse.astype(np.int64).ravel(), lengths)
     return tuple(v.decode("utf-8", "replace") for v in labels.tolist()), index
+
+
+def unique_strings(values: np.ndarray) -> tuple[np.ndarray, IntArray]:
+    """``np.unique(values, return_inverse=True)`` for an ``S`` array, equal results, sorted on words.
+
+    NumPy sorts ``S`` arrays with byte-string comparisons; packed word keys (see
+    ``descending_within_groups``) sort hundreds of thousands of document ids several times faster.
+    """
+    n = values.size
+    if n == 0:
+        return values.copy(), np.zeros(0, dtype=np.int64)
+    words = words_of(values)
+    order = _order_within_groups(np.zeros(n, dtype=np.int64), words.byteswap())
+    ranked = np.take(words, order, axis=0)
+    new = np.ones(n, dtype=bool)
+    same = ranked[1:, 0] == ranked[:-1, 0]
+    for j in range(1, ranked.shape[1]):
+        same &= ranked[1:, j] == ranked[:-1, j]
+    new[1:] = ~same
+    inverse = np.empty(n, dtype=np.int64)
+    inverse[order] = np.cumsum(new) - 1
+    return values[order[new]], inverse
+
+
+def hash_words(words: U64Array) -> U64Array:
+    """A 64-bit hash of each row of words; appending zero words does not change it (widths may differ)."""
+    h = words[:, 0] * _U(_WORD_MULT[0])
+    for j in range(1, words.shape[1]):
+        h += words[:, j] * _U(_WORD_MULT[j % len(_WORD_MULT)] ^ (j // len(_WORD_MULT)) * 2)
+    return h
+
+
+def rows_equal(a: U64Array, b: U64Array) -> BoolArray:
+    """Row-wise equality of two word matrices of possibly different widths (missing words are zero)."""
+    common = min(a.shape[1], b.shape[1])
+    same: BoolArray = a[:, 0] == b[:, 0]
+    for j in range(1, common):
+        same &= a[:, j] == b[:, j]
+    for longer in (a, b):
+        for j in range(common, longer.shape[1]):
+            same &= longer[:, j] == 0
+    return same
 
 
 def byte_order_keys(values: np.ndarray) -> list[U64Array]:
@@ -37,11 +127,36 @@ def byte_order_keys(values: np.ndarray) -> list[U64Array]:
     return [chunks[:, j] for j in range(chunks.shape[1])]
 
 
+def has_duplicates(group: IntArray, hashes: U64Array) -> bool:
+    """Whether two rows might share (group, value), given each value's ``hash_words``: False is certain."""
+    if hashes.size < 2:
+        return False
+    key = hashes + group.astype(np.uint64) * GROUP_MULT
+    key.sort()
+    return bool((key[1:] == key[:-1]).any())
+
+
+_HASHES: weakref.WeakKeyDictionary[object, U64Array] = weakref.WeakKeyDictionary()
+
+
+def remember_hashes(owner: object, hashes: U64Array) -> None:
+    """Keep ``hash_words`` of an object's (read-only from now on) strings, for ``remembered_hashes``."""
+    hashes.flags.writeable = False
+    _HASHES[owner] = hashes
+
+
+def remembered_hashes(owner: object) -> U64Array | None:
+    return _HASHES.get(owner)
+
+
 def duplicate_rows(group: IntArray, values: np.ndarray) -> tuple[IntArray, IntArray]:
     """Rows whose (group, value) already occurred earlier: returns (duplicate row, first row) pairs."""
     n = values.size
+    empty = np.zeros(0, dtype=np.int64)
     if n < 2:
-        empty = np.zeros(0, dtype=np.int64)
+        return empty, empty
+    # Quick exclusion: with no two equal (group, value) hashes there is no duplicate.
+    if not has_duplicates(group, hash_words(words_of(values))):
         return empty, empty
     chunks = byte_order_keys(values)
     mix = group.astype(np.uint64) * np.uint64(0x9E3779B97F4A7C15)
@@ -51,7 +166,6 @@ def duplicate_rows(group: IntArray, values: np.ndarray) -> tuple[IntArray, IntAr
     order = np.argsort(mix, kind="stable")
     same = mix[order][1:] == mix[order][:-1]
     if not same.any():
-        empty = np.zeros(0, dtype=np.int64)
         return empty, empty
     a, b = order[:-1][same], order[1:][same]
     exact = (group[a] == group[b]) & (values[a] == values[b])
@@ -69,3 +183,186 @@ def _root(lookup: dict[int, int], row: int) -> int:
     while row in lookup:
         row = lookup[row]
     return row
+
+
+def descending_within_groups(cls: IntArray, words: U64Array) -> IntArray:
+    """Permutation sorting rows by (class ascending, string descending byte-wise), stable on equal strings.
+
+    ``cls`` must be nondecreasing (rows already grouped) with dense values from 0; ``words`` holds each
+    row's string as little-endian words. Sorts packed uint64 keys -- class, the next unread bits of the
+    string (complemented, so that ascending order is descending strings) and the row's position -- and
+    repeats on the rows still tied, reading further into the strings, until none are tied.
+    """
+    if cls.size < 2:
+        return np.arange(cls.size, dtype=np.int64)
+    return _order_within_groups(cls, ~words.byteswap())  # complemented: ascending order = descending strings
+
+
+def _order_within_groups(cls: IntArray, big: U64Array) -> IntArray:
+    """Permutation sorting rows by (class, ``big`` row as unsigned big-endian words), stable on ties."""
+    m = cls.size
+    perm = np.arange(m, dtype=np.int64)
+    if m < 2:
+        return perm
+    ncols = big.shape[1]
+    col = 0  # skip the leading bits every string shares
+    while col < ncols and bool((big[:, col] == big[0, col]).all()):
+        col += 1
+    if col == ncols:
+        return perm  # all strings equal: keep the order
+    offset = col * 64 + 64 - int(np.bitwise_or.reduce(big[:, col] ^ big[0, col])).bit_length()
+    nbits = ncols * 64
+    pos = perm.copy()  # positions (into perm) of the rows still tied, ascending
+    group = cls.astype(np.uint64)
+    while pos.size:
+        bits = max(int(pos.size - 1).bit_length(), 1)
+        gbits = max(int(group[-1]).bit_length(), 1)
+        width = 64 - bits - gbits if offset < nbits else 0
+        rows = perm[pos]
+        key = group << _U(64 - gbits)
+        if width > 0:
+            key |= _bits_at(big, rows, offset, width) << _U(bits)
+        key |= np.arange(pos.size, dtype=np.uint64)
+        key.sort()
+        perm[pos] = rows[(key & _U((1 << bits) - 1)).astype(np.int64)]
+        if width <= 0:
+            break
+        head = key >> _U(bits)
+        tie = head[1:] == head[:-1]
+        if not tie.any():
+            break
+        in_tie = np.zeros(pos.size, dtype=bool)
+        in_tie[1:] = tie
+        in_tie[:-1] |= tie
+        keep = np.flatnonzero(in_tie)
+        pos = pos[keep]
+        fresh = np.ones(keep.size, dtype=bool)  # dense renumbering of the surviving classes
+        fresh[1:] = ~tie[keep[1:] - 1] | (keep[1:] != keep[:-1] + 1)
+        group = (np.cumsum(fresh) - 1).astype(np.uint64)
+        offset += width
+    return perm
+
+
+def _bits_at(big: U64Array, rows: IntArray, offset: int, width: int) -> U64Array:
+    """``width`` bits of the given rows' big-endian bit strings from bit ``offset`` (ones past the end)."""
+    col, shift = divmod(offset, 64)
+    ncols = big.shape[1]
+    top = big[rows, col] << _U(shift) if col < ncols else np.full(rows.size, ~_U(0), dtype=np.uint64)
+    if shift:
+        top |= (big[rows, col + 1] if col + 1 < ncols else _U((1 << 64) - 1)) >> _U(64 - shift)
+    return top >> _U(64 - width)
+
+
+class GroupedHashIndex:
+    """Hash tables from (group, 64-bit key) to entry numbers, one small open-addressing table per group.
+
+    Entries of a group share a contiguous table (at least 4 slots per entry, linear probing), so probes
+    for rows that come grouped -- a run's rows, topic by topic -- stay within a few kilobytes of memory.
+    Built and probed in bulk. Keys only pick candidates: ``find`` confirms each one with ``verify``.
+    """
+
+    def __init__(self, group: IntArray, keys: U64Array, n_groups: int) -> None:
+        m = keys.size
+        counts = np.bincount(group, minlength=n_groups) if m else np.zeros(n_groups, dtype=np.int64)
+        bits = np.maximum(np.ceil(np.log2(np.maximum(counts, 1) * float(SLOTS_PER_ENTRY))), 2).astype(np.int64)
+        sizes = np.left_shift(1, bits)
+        self._base = np.concatenate(([0], np.cumsum(sizes)[:-1])).astype(np.int64)
+        self._shift = (64 - bits).astype(np.uint64)
+        self._mask = (sizes - 1).astype(np.int64)
+        total = int(sizes.sum()) if n_groups else 0
+        # each slot holds a 32-bit tag of the key (0: free) and its entry, side by side
+        self._table = np.zeros((total, 2), dtype=np.uint32)
+        self._keys = self._table[:, 0]
+        self._entry = self._table[:, 1]
+        stored = keys | _U(1)
+        tags = _tags(stored)
+        # a presence filter (one byte per bit), 16 to 32 bits per entry: most absent keys stop at one lookup
+        filter_bits = min(max(int(16 * max(m, 1)).bit_length(), 12), 27)
+        self._filter_shift = _U(64 - filter_bits)
+        self._filter = np.zeros(1 << filter_bits, dtype=bool)
+        self._filter[self._filter_slot(group, stored)] = True
+        local = self._local(group, stored)
+        pending = np.arange(m, dtype=np.int64)
+        while pending.size:
+            g = group[pending]
+            at = self._base[g] + local[pending]
+            free = self._keys[at] == 0
+            claim, claim_at = pending[free], at[free]
+            self._entry[claim_at] = claim  # of several claims on one slot, one wins
+            won = self._entry[claim_at] == claim
+            self._keys[claim_at[won]] = tags[claim[won]]
+            losers = np.concatenate((pending[~free], claim[~won]))
+            local[losers] = (local[losers] + 1) & self._mask[group[losers]]
+            pending = losers
+
+    def _filter_slot(self, group: IntArray, stored: U64Array) -> IntArray:
+        mixed = group.astype(np.uint64) * GROUP_MULT
+        mixed ^= stored
+        mixed *= _FILTER_MULT
+        return (mixed >> self._filter_shift).astype(np.int64)
+
+    def _local(self, group: IntArray, stored: U64Array) -> IntArray:
+        return ((stored * _SLOT_MULT) >> self._shift[group]).astype(np.int64)
+
+    def find(
+        self, group: IntArray, keys: U64Array, verify: Callable[[IntArray, IntArray], BoolArray]
+    ) -> IntArray:
+        """Entry of each (group, key) (-1 when absent or group < 0); ``verify(rows, entries)`` confirms.
+
+        Probes by key alone, then verifies every match in one batch; a match that fails (equal 64-bit
+        keys, different strings: practically never) resumes probing past its slot.
+        """
+        n = keys.size
+        found = np.full(n, -1, dtype=np.int64)
+        if n == 0 or self._keys.size == 0:
+            return found
+        stored = keys | _U(1)
+        maybe = self._filter[self._filter_slot(group, stored)]
+        if not bool((group >= 0).all()):
+            maybe &= group >= 0
+        probes = np.flatnonzero(maybe)
+        group, stored = group[probes], stored[probes]
+        local = self._local(group, stored)
+        tags = _tags(stored)
+        slot = self._probe(group, tags, local, None)
+        todo = np.flatnonzero(slot >= 0)
+        while todo.size:
+            entries = self._entry[slot[slot >= 0]].astype(np.int64)
+            rows = probes[todo]
+            ok = verify(rows, entries)
+            found[rows[ok]] = entries[ok]
+            if ok.all():
+                break
+            todo = todo[~ok]  # equal keys, different strings: probe on past that slot
+            local[todo] = (local[todo] + 1) & self._mask[group[todo]]
+            slot = self._probe(group[todo], tags[todo], local, todo)
+            todo = todo[slot >= 0]
+        return found
+
+    def _probe(
+        self, group: IntArray, stored: npt.NDArray[np.uint32], local: IntArray, todo: IntArray | None
+    ) -> IntArray:
+        """Slot holding each probe's key, or -1 after reaching a free slot; ``local`` (indexed by ``todo``,
+        or whole when None) is advanced past occupied slots holding other keys."""
+        base = self._base[group]
+        at = base + (local if todo is None else local[todo])
+        slot_key = self._keys[at]
+        result = np.where(slot_key == stored, at, -1)
+        onward = np.flatnonzero((slot_key != 0) & (slot_key != stored))
+        while onward.size:
+            where = onward if todo is None else todo[onward]
+            step = (local[where] + 1) & self._mask[group[onward]]
+            local[where] = step
+            at = base[onward] + step
+            slot_key = self._keys[at]
+            hit = slot_key == stored[onward]
+            result[onward[hit]] = at[hit]
+            onward = onward[(slot_key != 0) & ~hit]
+        return result
+
+
+def _tags(stored: U64Array) -> npt.NDArray[np.uint32]:
+    """The 32-bit, never zero, tag of each key kept in the hash tables (the high half, best mixed)."""
+    tags = (stored >> _U(32)).astype(np.uint32)
+    tags |= np.uint32(1)
+    return tags

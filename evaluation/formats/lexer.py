@@ -19,8 +19,7 @@ ByteArray = npt.NDArray[np.uint8]
 
 _NEWLINE = 10
 _HASH = 35
-_PAD = 16
-_ALL_ONES = np.uint64(0xFFFFFFFFFFFFFFFF)
+_MASKS = np.array([(1 << (8 * k)) - 1 for k in range(9)], dtype=np.uint64)  # low k bytes
 
 
 @dataclass(frozen=True)
@@ -59,6 +58,28 @@ class Rows:
         """Column ``j`` as a fixed-width bytes array (numpy ``S`` dtype)."""
         return gather_bytes(self.buf, self.starts[:, j], self.ends[:, j])
 
+    def words(self, j: int) -> npt.NDArray[np.uint64]:
+        """Column ``j`` as (n, k) little-endian uint64 words, zero padded (see ``gather_words``)."""
+        starts, ends = self.starts[:, j], self.ends[:, j]
+        lengths = ends - starts
+        k = max(-(-int(lengths.max()) // 8), 1) if lengths.size else 1
+        return gather_words(self.buf, starts, lengths, k)
+
+    def constant(self, j: int) -> bool:
+        """Whether field ``j`` holds the same bytes on every row."""
+        starts, ends = self.starts[:, j], self.ends[:, j]
+        if starts.size == 0:
+            return True
+        length = int(ends[0] - starts[0])
+        if not bool((ends - starts == length).all()):
+            return False
+        words = self.words(j)
+        return bool((words == words[0]).all())
+
+    def strings(self, j: int) -> np.ndarray:
+        """Column ``j`` as an ``S`` array padded to a multiple of 8 bytes (see ``gather_strings``)."""
+        return gather_strings(self.buf, self.starts[:, j], self.ends[:, j])
+
     def columns(self, j: int) -> IntArray:
         """1-based character column where field ``j`` starts on each row (for messages)."""
         return self.starts[:, j] - self.line_start + 1
@@ -69,8 +90,7 @@ class Rows:
 
 def tokenize(data: bytes, *, tabs_only: bool = False) -> Fields:
     """Locate all fields: separated by runs of whitespace (or only by tabs when ``tabs_only``)."""
-    # Zero padding lets gathers read whole 8-byte words past the last field without bounds checks.
-    buf = np.frombuffer(data + bytes(_PAD), dtype=np.uint8)
+    buf = np.frombuffer(data, dtype=np.uint8)
     size = len(data)
     if size == 0:
         empty = np.zeros(0, dtype=np.int64)
@@ -80,6 +100,9 @@ def tokenize(data: bytes, *, tabs_only: bool = False) -> Fields:
         sep = (text == 9) | (text == _NEWLINE) | (text == 13)
     else:
         sep = text <= 32  # space, tab, CR, LF, VT, FF and other control bytes
+    simple = _tokenize_single_gaps(buf, sep, size)
+    if simple is not None:
+        return simple
     # With a separator on both sides, transitions alternate: field start, field end, start, end ...
     padded = np.ones(size + 2, dtype=bool)
     padded[1:-1] = sep
@@ -94,16 +117,115 @@ def tokenize(data: bytes, *, tabs_only: bool = False) -> Fields:
     return Fields(buf, starts.astype(np.int64), ends.astype(np.int64), line_start, counts, upto - counts)
 
 
-def select_rows(fields: Fields, ncols: int, log: ProblemLog, what: str) -> Rows:
-    """Keep lines with exactly ``ncols`` fields; blank lines and ``#`` comments are skipped, others are errors."""
+def _tokenize_single_gaps(buf: ByteArray, sep: npt.NDArray[np.bool_], size: int) -> Fields | None:
+    """The common layout, found with one scan: no leading separator and every gap a single byte.
+
+    Then the separator positions are the field ends, the byte after each field says whether its line ends
+    there, and there are no blank lines. Returns None for any other layout (the general path handles it).
+    """
+    if sep[0] or bool((sep[1:] & sep[:-1]).any()):
+        return None
+    gaps = np.flatnonzero(sep)
+    if gaps.size == 0:
+        return None
+    if sep[size - 1]:
+        ends = gaps
+        starts = np.empty(gaps.size, dtype=np.int64)
+        starts[1:] = gaps[:-1] + 1
+    else:  # the last line has no terminator
+        ends = np.empty(gaps.size + 1, dtype=np.int64)
+        ends[:-1] = gaps
+        ends[-1] = size
+        starts = np.empty(gaps.size + 1, dtype=np.int64)
+        starts[1:] = gaps + 1
+    starts[0] = 0
+    line_last = np.empty(ends.size, dtype=bool)
+    line_last[:-1] = buf[ends[:-1]] == _NEWLINE
+    line_last[-1] = True  # the end of the data ends the last line
+    last = np.flatnonzero(line_last)
+    counts = np.diff(last, prepend=-1)
+    first = last - counts + 1
+    return Fields(buf, starts, ends.astype(np.int64, copy=False), starts[first], counts, first)
+
+
+def simple_rows(buf: ByteArray, begin: int, end: int, ncols: int) -> IntArray | None:
+    """Where each field ends (rows x ncols offsets) in ``buf[begin:end]`` when it has the plain layout.
+
+    Plain: whole lines (``end`` is just after a newline or is the end of the data) of exactly ``ncols``
+    fields, no comment, every gap between fields a single separator byte -- what tools write. Then field
+    ``j`` starts one byte after field ``j - 1`` ends (see ``field_starts``). One scan finds the separators;
+    anything else returns None, for the general path (``tokenize``) to handle and report.
+    """
+    text = buf[begin:end]
+    size = text.size
+    if size == 0:
+        return None
+    sep = text <= 32
+    if sep[0] or bool((sep[1:] & sep[:-1]).any()):
+        return None
+    gaps = np.flatnonzero(sep)
+    if not sep[-1]:  # the data ends without a terminator: the end closes the last field
+        gaps = np.append(gaps, size)
+    if gaps.size % ncols:
+        return None
+    ends = gaps.reshape(-1, ncols)
+    last = ends[:, -1]
+    terminated = last if sep[-1] else last[:-1]
+    # every line's last gap is a newline and there are no other newlines: exactly ncols fields per line
+    if not bool((text[terminated] == _NEWLINE).all()):
+        return None
+    if int(np.count_nonzero(text == _NEWLINE)) != terminated.size:
+        return None
+    if text[0] == _HASH or bool((text[last[:-1] + 1] == _HASH).any()):
+        return None
+    if begin:
+        ends += begin
+    return ends
+
+
+def field_starts(ends: IntArray, j: int, begin: int) -> IntArray:
+    """Offsets where field ``j`` starts, for rows from ``simple_rows`` (chunk starting at ``begin``)."""
+    if j:
+        return ends[:, j - 1] + 1
+    starts = np.empty(ends.shape[0], dtype=np.int64)
+    starts[0] = begin
+    starts[1:] = ends[:-1, -1] + 1
+    return starts
+
+
+def select_rows(fields: Fields, ncols: int, log: ProblemLog, what: str, *, extra_ok: bool = False) -> Rows:
+    """Keep lines with exactly ``ncols`` fields; blank lines and ``#`` comments are skipped, others are errors.
+
+    With ``extra_ok``, longer lines are kept too (their first ``ncols`` fields) and one warning says how many
+    there were -- trec_eval ignores anything after a run's tag, and its own fixtures rely on that.
+    """
     counts = fields.counts
+    if counts.size and fields.starts.size == ncols * counts.size and bool((counts == ncols).all()):
+        # every line has the expected fields: the rows are a reshape unless some line is a comment
+        starts = fields.starts.reshape(-1, ncols)
+        if not bool((fields.buf[starts[:, 0]] == _HASH).any()):
+            lines = np.arange(1, counts.size + 1, dtype=np.int64)
+            return Rows(fields.buf, starts, fields.ends.reshape(-1, ncols), lines, fields.line_start)
     content = counts > 0
     if content.any():
         first_tok = np.where(content, fields.first, 0)
         comment = content & (fields.buf[fields.starts[first_tok]] == _HASH) if fields.starts.size else content
         content &= ~comment
     good = content & (counts == ncols)
-    bad = np.flatnonzero(content & (counts != ncols))
+    if extra_ok:
+        longer = np.flatnonzero(content & (counts > ncols))
+        if longer.size:
+            first = int(longer[0])
+            log.add(
+                "extra-fields",
+                f"{longer.size} line(s) have more than {ncols} fields; the fields after the {ncols}th are ignored"
+                " (as trec_eval does)",
+                severity="warning",
+                line=first + 1,
+                column=int(fields.starts[fields.first[first] + ncols] - fields.line_start[first]) + 1,
+            )
+            good |= content & (counts > ncols)
+    bad = np.flatnonzero(content & (counts != ncols) & ~good)
     if bad.size:
         _report_column_counts(fields, bad, ncols, log, what)
     lines = np.flatnonzero(good)
@@ -133,33 +255,84 @@ def gather_bytes(buf: ByteArray, starts: IntArray, ends: IntArray) -> np.ndarray
     n = starts.size
     lengths = ends - starts
     width = max(int(lengths.max()) if n else 1, 1)
+    if n and int(lengths.min()) == width and int(starts.max()) <= buf.size - width:
+        return span_view(buf, width)[starts].view(f"S{width}")  # equal lengths: one gather, nothing to pad
     words = -(-width // 8)
-    out = _gather_words(buf, starts, lengths, words)
+    out = gather_words(buf, starts, lengths, words)
     return out.view(np.uint8).reshape(n, words * 8)[:, :width].copy().view(f"S{width}").ravel()
+
+
+def gather_strings(buf: ByteArray, starts: IntArray, ends: IntArray) -> np.ndarray:
+    """Byte ranges as an ``S`` array whose width is the longest range rounded up to 8 bytes (zero padded).
+
+    Values equal ``gather_bytes``'s; the array is a view of the gathered words, so nothing is copied and
+    ``words_of`` gives the words back for free.
+    """
+    n = starts.size
+    lengths = ends - starts
+    words = max(-(-int(lengths.max()) // 8), 1) if n else 1
+    return gather_words(buf, starts, lengths, words).view(f"S{8 * words}").reshape(n)
+
+
+def words_of(values: np.ndarray) -> np.ndarray:
+    """An ``S`` array as (n, words) little-endian uint64 words, zero padded (a view when the width allows)."""
+    n = values.size
+    width = values.dtype.itemsize
+    words = max(-(-width // 8), 1)
+    if width == 8 * words and values.flags.c_contiguous:
+        return values.reshape(n).view(np.uint64).reshape(n, words)
+    out = np.zeros((n, words * 8), dtype=np.uint8)
+    out[:, :width] = values.reshape(n).view(np.uint8).reshape(n, width)
+    return out.view(np.uint64)
 
 
 def gather_matrix(buf: ByteArray, starts: IntArray, ends: IntArray, width: int) -> ByteArray:
     """Byte ranges as an (n, width) uint8 matrix, zero padded; ranges longer than ``width`` are cut."""
     words = -(-width // 8)
-    out = _gather_words(buf, starts, np.minimum(ends - starts, width), words)
+    out = gather_words(buf, starts, np.minimum(ends - starts, width), words)
     return out.view(np.uint8).reshape(starts.size, words * 8)[:, :width]
 
 
-def _gather_words(buf: ByteArray, starts: IntArray, lengths: IntArray, words: int) -> np.ndarray:
-    """(n, words) little-endian uint64 words holding each range's bytes, bytes past its length zeroed."""
+def gather_words(buf: ByteArray, starts: IntArray, lengths: IntArray, words: int) -> npt.NDArray[np.uint64]:
+    """(n, words) little-endian uint64 words holding each range's bytes, bytes past its length zeroed.
+
+    All words of a range come from one gather through an overlapping view of the buffer whose elements
+    are the ``8 * words`` bytes starting at each offset; masking is skipped for words every range fills.
+    """
     n = starts.size
-    out = np.zeros((n, words), dtype=np.uint64)
     if n == 0:
-        return out
-    limit = buf.size - 8
-    window = np.lib.stride_tricks.sliding_window_view(buf, 8)
+        return np.zeros((0, words), dtype=np.uint64)
+    width = 8 * words
+    limit = buf.size - width  # last offset a whole element can start at
+    if limit >= 0 and int(starts.max()) <= limit:
+        out = span_view(buf, width)[starts].view(np.uint64).reshape(n, words)
+    else:  # ranges near the end of the buffer: read them from a zero-padded copy of its tail
+        near = starts > limit
+        origin = int(starts[near].min())
+        tail = np.zeros(buf.size - origin + width, dtype=np.uint8)
+        tail[: buf.size - origin] = buf[origin:]
+        out = np.empty((n, words), dtype=np.uint64)
+        out[near] = span_view(tail, width)[starts[near] - origin].view(np.uint64).reshape(-1, words)
+        if limit >= 0 and not near.all():
+            far = ~near
+            out[far] = span_view(buf, width)[starts[far]].view(np.uint64).reshape(-1, words)
+    shortest, longest = int(lengths.min()), int(lengths.max())
     for w in range(words):
-        at = np.minimum(starts + 8 * w, limit)
-        chunk = np.ascontiguousarray(window[at]).view("<u8").ravel()
-        keep = np.clip(lengths - 8 * w, 0, 8).astype(np.uint64)
-        mask = np.where(keep >= 8, _ALL_ONES, (np.uint64(1) << (keep * np.uint64(8))) - np.uint64(1))
-        out[:, w] = chunk & mask
+        if shortest >= 8 * (w + 1):
+            continue  # every range fills this word
+        if shortest == longest:
+            out[:, w] &= _MASKS[min(max(shortest - 8 * w, 0), 8)]
+        else:
+            out[:, w] &= _MASKS[np.clip(lengths - 8 * w, 0, 8)]
     return out
+
+
+def span_view(buf: ByteArray, width: int) -> np.ndarray:
+    """The ``width`` bytes starting at every offset of ``buf`` as one void element each (overlapping view).
+
+    Void elements need no alignment, so a gather through this view copies whole spans at once.
+    """
+    return np.ndarray((buf.size - width + 1,), dtype=f"V{width}", buffer=buf, strides=(1,))
 
 
 def decode(values: np.ndarray) -> list[str]:

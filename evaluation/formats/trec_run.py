@@ -7,20 +7,50 @@ more than one run tag. Lines starting with ``#`` and blank lines are skipped.
 
 from __future__ import annotations
 
+import os
+from collections.abc import Iterator
+
 import numpy as np
 
-from evaluation.formats.keys import duplicate_rows, intern_labels
-from evaluation.formats.lexer import Rows, decode, report_fields, select_rows, tokenize
+from evaluation.formats.keys import (
+    duplicate_rows,
+    has_duplicates,
+    hash_words,
+    intern_runs,
+    intern_words,
+    remember_hashes,
+)
+from evaluation.formats.lexer import (
+    Rows,
+    decode,
+    field_starts,
+    gather_words,
+    report_fields,
+    select_rows,
+    simple_rows,
+    tokenize,
+)
 from evaluation.formats.numbers import parse_floats, parse_ints
-from evaluation.formats.source import Blob, SourceLike, display_name, load
+from evaluation.formats.source import GZIP_MAGIC, UTF8_BOM, Blob, SourceLike, display_name, load
 from evaluation.model import Run
 from evaluation.problems import InputError, Parsed, ProblemLog
 
 COLUMNS = 6
+_CHUNK_MIN = 1 << 20  # bytes of text per chunk in the plain-layout reader
+_CHUNK_MAX = 1 << 21
+_LINE_ROOM = 1 << 16  # spare room in the read buffer for a line cut at the end of a read
+_READ_MIN = 1 << 23  # read buffer size, bytes
+_READ_MAX = 1 << 24
 
 
 def parse_run(source: SourceLike, name: str | None = None) -> Parsed[Run]:
     """Read a run, collecting every problem; ``name`` defaults to the file name without ``.gz``."""
+    if not isinstance(source, Blob) and os.fspath(source) != "-":
+        label = os.fspath(source)
+        run_name = name or (display_name(label) if not label.startswith("<") else label)
+        streamed = _parse_plain(_file_chunks(label), run_name)
+        if streamed is not None:
+            return Parsed.from_log(streamed, ProblemLog(source=label))
     try:
         blob = load(source)
     except InputError as exc:
@@ -37,15 +67,18 @@ def read_run(source: SourceLike, name: str | None = None) -> Run:
 
 
 def _parse(blob: Blob, name: str, log: ProblemLog) -> Run:
-    rows = select_rows(tokenize(blob.data), COLUMNS, log, "TREC run")
+    clean = _parse_plain(_memory_chunks(blob.data), name)
+    if clean is not None:
+        return clean
+    rows = select_rows(tokenize(blob.data), COLUMNS, log, "TREC run", extra_ok=True)
     if len(rows) == 0 and not log.has_errors:
         log.add("empty-run", "the run has no result lines", severity="warning")
     scores = _scores(rows, log)
     ranks, bad_rank = parse_ints(rows.buf, *rows.column(3))
     if bad_rank.any():
         report_fields(log, rows, bad_rank, 3, "rank-not-integer", "rank {!r} is not an integer", "warning")
-    topics, topic = intern_labels(rows.text(0))
-    docno = rows.text(2)
+    topics, topic = intern_words(rows.words(0))
+    docno = rows.strings(2)
     dup, first = duplicate_rows(topic, docno)
     if dup.size:
         shown = min(dup.size, log.room())
@@ -69,6 +102,155 @@ def _parse(blob: Blob, name: str, log: ProblemLog) -> Run:
     return Run(name, topics, topic, docno, scores, ranks, tuple(tags), not bool(bad_rank.any()))
 
 
+Chunks = Iterator[tuple[np.ndarray, int, int]]
+
+
+def _memory_chunks(data: bytes) -> Chunks:
+    """(buffer, begin, end) spans of whole lines of ``data``, about a megabyte each."""
+    yield from _line_spans(np.frombuffer(data, dtype=np.uint8), 0, len(data))
+
+
+def _line_spans(buf: np.ndarray, begin: int, end: int) -> Chunks:
+    """``buf[begin:end]`` (whole lines) cut at newlines into spans of about ``_CHUNK_MIN`` to ``_CHUNK_MAX``."""
+    step = min(max((end - begin) // 8, _CHUNK_MIN), _CHUNK_MAX)
+    while end - begin > step:
+        cut = _last_line_end(buf, begin + step)
+        if cut <= begin:
+            break
+        yield buf, begin, cut
+        begin = cut
+    if end > begin:
+        yield buf, begin, end
+
+
+def _file_chunks(path: str) -> Chunks:
+    """Whole lines of a plain (not gzip, no byte-order mark) file, read in large blocks into one buffer.
+
+    Yields nothing at all for files it does not take (missing, unreadable, compressed, marked, empty): the
+    caller then reads them the general way, which reports why. Each span is valid until the next one. The
+    buffer (8-16 MB, so NumPy backs it with huge pages) is released at the end, which also tells the C
+    allocator that blocks this large come and go (its adaptive thresholds then keep the smaller arrays of
+    the following work in reused memory instead of returning and re-faulting it).
+    """
+    try:
+        handle = open(path, "rb", buffering=0)  # noqa: SIM115 - closed below; a generator holds it
+    except OSError:
+        return
+    with handle:
+        try:
+            size = os.fstat(handle.fileno()).st_size
+        except OSError:
+            return
+        buf = np.empty(min(max(size + _LINE_ROOM, _READ_MIN), _READ_MAX), dtype=np.uint8)
+        kept = 0  # bytes of an unfinished line carried over from the previous read
+        first = True
+        while True:
+            try:
+                got = handle.readinto(buf[kept:].data)
+            except OSError:
+                return
+            filled = kept + (got or 0)
+            if first:
+                head = bytes(buf[: min(filled, 3)])
+                if not head or head.startswith(GZIP_MAGIC) or UTF8_BOM.startswith(head[:3]):
+                    return
+                first = False
+            if not got:
+                if filled:
+                    yield from _line_spans(buf, 0, filled)
+                return
+            end = _last_line_end(buf, filled)
+            if end == 0:  # a line longer than the buffer: make room and read on
+                if filled == buf.size:
+                    buf = np.concatenate((buf, np.empty(buf.size, dtype=np.uint8)))
+                kept = filled
+                continue
+            yield from _line_spans(buf, 0, end)
+            kept = filled - end
+            buf[:kept] = buf[end:filled]
+
+
+def _last_line_end(buf: np.ndarray, filled: int) -> int:
+    """Offset just after the last newline in ``buf[:filled]`` (0 when there is none)."""
+    span = 256
+    while True:
+        lo = max(0, filled - span)
+        at = np.flatnonzero(buf[lo:filled] == 10)
+        if at.size:
+            return lo + int(at[-1]) + 1
+        if lo == 0:
+            return 0
+        span *= 16
+
+
+def _parse_plain(chunks: Chunks, name: str) -> Run | None:
+    """The run of a problem-free file in the usual layout, read chunk by chunk; None for any other file.
+
+    Usual layout: six fields per line, single-byte gaps, no comments or blank lines, one tag, fields of
+    ordinary length. Chunks of whole lines keep every intermediate array small (cache-resident, reused by
+    the allocator), only the outputs are full length. Whenever anything would need a message -- a bad
+    number, a duplicate, several tags -- this returns None and the general path reads (and reports) it.
+    """
+    heads: list[np.ndarray] = []
+    runs: list[np.ndarray] = []
+    docnos: list[np.ndarray] = []
+    scores: list[np.ndarray] = []
+    ranks: list[np.ndarray] = []
+    tag: np.ndarray | None = None
+    hashes: list[np.ndarray] = []
+    for buf, begin, end in chunks:
+        ends = simple_rows(buf, begin, end, COLUMNS)
+        if ends is None:
+            return None
+        # fields: 0 topic, 1 Q0 (unused), 2 docno, 3 rank, 4 score, 5 tag
+        starts = {j: field_starts(ends, j, begin) for j in (0, 2, 3, 4, 5)}
+        lengths = {j: ends[:, j] - starts[j] for j in (0, 2, 5)}
+        longest = {j: int(lengths[j].max()) for j in (0, 2, 5)}
+        if longest[0] > 16 or longest[5] > 32:
+            return None
+        score, bad = parse_floats(buf, starts[4], ends[:, 4])
+        if bad.any() or np.isnan(score).any():
+            return None
+        rank, bad = parse_ints(buf, starts[3], ends[:, 3])
+        if bad.any():
+            return None
+        tags = gather_words(buf, starts[5], lengths[5], -(-longest[5] // 8))
+        if tag is None:
+            tag = np.zeros(4, dtype=np.uint64)
+            tag[: tags.shape[1]] = tags[0]
+        if not bool((tags == tag[: tags.shape[1]]).all()) or tag[tags.shape[1] :].any():
+            return None
+        topic = gather_words(buf, starts[0], lengths[0], 2)
+        change = (topic[1:, 0] != topic[:-1, 0]) | (topic[1:, 1] != topic[:-1, 1])
+        first = np.concatenate(([0], np.flatnonzero(change) + 1))
+        heads.append(topic[first])
+        runs.append(np.diff(np.append(first, topic.shape[0])))
+        docno = gather_words(buf, starts[2], lengths[2], -(-longest[2] // 8))
+        docnos.append(docno)
+        hashes.append(hash_words(docno))
+        scores.append(score)
+        ranks.append(rank)
+    if not heads:
+        return None
+    topics, topic_of = intern_runs(np.concatenate(heads), np.concatenate(runs))
+    width = max(d.shape[1] for d in docnos)
+    words = np.zeros((topic_of.size, width), dtype=np.uint64)
+    at = 0
+    for d in docnos:
+        words[at : at + d.shape[0], : d.shape[1]] = d
+        at += d.shape[0]
+    docno = words.view(f"S{8 * width}").reshape(-1)
+    docno.flags.writeable = False  # its hashes are kept (remember_hashes) for the join with the qrels
+    docno_hash = np.concatenate(hashes)
+    if has_duplicates(topic_of, docno_hash):
+        return None
+    assert tag is not None
+    label = decode(tag.view("S32"))
+    run = Run(name, topics, topic_of, docno, np.concatenate(scores), np.concatenate(ranks), tuple(label), True)
+    remember_hashes(run, docno_hash)
+    return run
+
+
 def _scores(rows: Rows, log: ProblemLog) -> np.ndarray:
     scores, bad = parse_floats(rows.buf, *rows.column(4))
     if bad.any():
@@ -82,7 +264,6 @@ def _scores(rows: Rows, log: ProblemLog) -> np.ndarray:
 def _tags(rows: Rows) -> list[str]:
     if len(rows) == 0:
         return []
-    tag = rows.text(5)
-    if (tag == tag[0]).all():
-        return decode(tag[:1])
-    return decode(np.unique(tag))
+    if rows.constant(5):
+        return decode(rows.take(np.zeros(1, dtype=np.int64)).text(5))
+    return decode(np.unique(rows.text(5)))

@@ -1,0 +1,164 @@
+"""Write the benchmark workloads (seeded, deterministic) into ``bench/work/``.
+
+Two workloads, each a graded qrels file and TREC run files (``qid Q0 docno rank score tag``):
+
+- ``trec``: 50 topics x 1,000 documents x 30 runs, 300-700 judged documents per topic (TREC ad hoc size);
+- ``wide``: 20,000 topics x 100 documents x 3 runs, 10-40 judged documents per topic.
+
+Every topic has a pool of candidate documents with a hidden quality; judgments are drawn mostly from the
+best candidates (as pooling does) with grades 0-4, and each run retrieves the candidates it scores best, so
+runs and qrels overlap as they do in real collections. Scores are printed the way real tools print them:
+``%.6f`` (Anserini-like BM25), Indri-like negative log-probabilities with six significant digits (``%g``),
+and coarse ``%.3f`` scores that produce many ties (broken by docno, as trec_eval does).
+
+Usage: ``python3 bench/generate.py [--seed N] [--out DIR]``
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+HERE = Path(__file__).resolve().parent
+DEFAULT_OUT = HERE / "work"
+SEED = 20240611
+
+# Grade distribution among judged documents, by quality quantile (most judged documents are not relevant).
+_GRADE_CUTS = np.array([0.62, 0.80, 0.90, 0.96])  # quantiles of judged quality -> grades 1, 2, 3, 4
+
+
+@dataclass(frozen=True)
+class Workload:
+    name: str
+    n_topics: int
+    depth: int  # documents retrieved per topic
+    n_runs: int
+    pool: int  # candidate documents per topic
+    judged: tuple[int, int]  # judged documents per topic (uniform range)
+    topic_ids: str  # "trec" (201, 202, ...) or "wide" (random 6-7 digit ids)
+
+
+WORKLOADS = (
+    Workload("trec", 50, 1000, 30, 4000, (300, 700), "trec"),
+    Workload("wide", 20_000, 100, 3, 400, (10, 40), "wide"),
+)
+
+
+def docno_text(ids: np.ndarray) -> list[str]:
+    """ClueWeb09-style ids from integers: ``clueweb09-en0000-00-03430``."""
+    seg, rest = np.divmod(ids, 10_000_000)
+    sub, num = np.divmod(rest, 100_000)
+    return [f"clueweb09-en{a:04d}-{b:02d}-{c:05d}" for a, b, c in zip(seg.tolist(), sub.tolist(), num.tolist())]
+
+
+def topic_labels(rng: np.random.Generator, w: Workload) -> list[str]:
+    if w.topic_ids == "trec":
+        return [str(201 + i) for i in range(w.n_topics)]
+    ids = np.sort(rng.choice(9_000_000, size=w.n_topics, replace=False) + 100_000)
+    return [str(i) for i in ids.tolist()]
+
+
+def candidates(rng: np.random.Generator, w: Workload) -> tuple[np.ndarray, np.ndarray]:
+    """Per topic ``pool`` distinct document ids (topics x pool) and their hidden quality."""
+    universe = 2_000 * 10_000_000  # segments en0000-en1999, 100 files each, 100,000 records each
+    docs = rng.integers(0, universe, size=(w.n_topics, w.pool), dtype=np.int64)
+    # make ids distinct within each topic (collisions are rare; nudge them)
+    docs.sort(axis=1)
+    dup = np.zeros_like(docs, dtype=bool)
+    dup[:, 1:] = docs[:, 1:] == docs[:, :-1]
+    while dup.any():
+        docs[dup] = rng.integers(0, universe, size=int(dup.sum()), dtype=np.int64)
+        docs.sort(axis=1)
+        dup[:, 1:] = docs[:, 1:] == docs[:, :-1]
+    for row in docs:  # shuffle within topic so quality is unrelated to id order
+        rng.shuffle(row)
+    quality = rng.standard_normal((w.n_topics, w.pool))
+    return docs, quality
+
+
+def write_qrels(path: Path, rng: np.random.Generator, w: Workload, topics: list[str],
+                docs: np.ndarray, quality: np.ndarray) -> int:
+    lines: list[str] = []
+    lo, hi = w.judged
+    for t, label in enumerate(topics):
+        n = int(rng.integers(lo, hi + 1))
+        # pooling: judged documents are mostly the best candidates, plus some from deeper in the pool
+        noisy = quality[t] + 0.8 * rng.standard_normal(w.pool)
+        chosen = np.argsort(-noisy, kind="stable")[:n]
+        q = quality[t][chosen]
+        cuts = np.quantile(q, _GRADE_CUTS)
+        grade = np.searchsorted(cuts, q)
+        # a few judged documents no run retrieved (judged from systems not in this set)
+        extra = int(rng.integers(0, max(2, n // 20)))
+        extra_ids = rng.integers(0, 2_000 * 10_000_000, size=extra, dtype=np.int64)
+        extra_grade = rng.integers(0, 3, size=extra)
+        ids = np.concatenate((docs[t][chosen], extra_ids))
+        grades = np.concatenate((grade, extra_grade))
+        _, first = np.unique(ids, return_index=True)
+        keep = np.sort(first)
+        names = docno_text(ids[keep])
+        lines.extend(f"{label} 0 {d} {g}\n" for d, g in zip(names, grades[keep].tolist()))
+    path.write_text("".join(lines))
+    return len(lines)
+
+
+def write_run(path: Path, rng: np.random.Generator, w: Workload, topics: list[str],
+              docs: np.ndarray, quality: np.ndarray, r: int) -> int:
+    style = ("bm25", "indri", "coarse")[r % 3]
+    tag = f"{w.name}{style}{r:02d}"
+    skill = 0.3 + 0.6 * rng.random()
+    noise = quality * skill + rng.standard_normal(quality.shape)
+    top = np.argsort(-noise, axis=1, kind="stable")[:, : w.depth]  # best first
+    sig = np.take_along_axis(noise, top, axis=1)
+    if style == "bm25":
+        scores = 12.0 + 3.0 * sig
+        text = [f"{s:.6f}" for s in scores.ravel().tolist()]
+    elif style == "indri":
+        scores = -6.0 + 0.7 * sig
+        text = [f"{s:g}" for s in scores.ravel().tolist()]
+    else:
+        scores = 1.0 / (1.0 + np.exp(-sig))
+        text = [f"{s:.3f}" for s in scores.ravel().tolist()]
+    ids = np.take_along_axis(docs, top, axis=1).ravel()
+    names = docno_text(ids)
+    ranks = np.tile(np.arange(1, w.depth + 1), w.n_topics).tolist()
+    qids = np.repeat(np.asarray(topics, dtype=object), w.depth).tolist()
+    path.write_text("".join(
+        f"{q} Q0 {d} {k} {s} {tag}\n" for q, d, k, s in zip(qids, names, ranks, text)
+    ))
+    return len(names)
+
+
+def generate(out: Path, seed: int) -> None:
+    for i, w in enumerate(WORKLOADS):
+        start = time.perf_counter()
+        rng = np.random.default_rng([seed, i])
+        folder = out / w.name
+        (folder / "runs").mkdir(parents=True, exist_ok=True)
+        for old in (folder / "runs").glob("*.txt"):
+            old.unlink()
+        topics = topic_labels(rng, w)
+        docs, quality = candidates(rng, w)
+        n_qrels = write_qrels(folder / "qrels.txt", rng, w, topics, docs, quality)
+        lines = 0
+        for r in range(w.n_runs):
+            lines += write_run(folder / "runs" / f"run{r:02d}.txt", rng, w, topics, docs, quality, r)
+        took = time.perf_counter() - start
+        print(f"{w.name}: {w.n_topics} topics, {n_qrels} judgments, {w.n_runs} runs, {lines} run lines "
+              f"-> {folder} ({took:.1f} s)")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--seed", type=int, default=SEED)
+    ap.add_argument("--out", type=Path, default=DEFAULT_OUT)
+    args = ap.parse_args()
+    generate(args.out, args.seed)
+
+
+if __name__ == "__main__":
+    main()
