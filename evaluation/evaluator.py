@@ -7,14 +7,15 @@ The policies in force (ties, topics) are part of every result (spec 1.3). Warnin
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
+from evaluation.intent_ranking import IntentInputs, IntentSlots, intent_slots
 from evaluation.judged_ranking import TOPIC_POLICIES, evaluated_topics, judge_ranking
 from evaluation.measures.base import Measure, MeasureError
 from evaluation.measures.registry import default_registry
-from evaluation.model import FloatArray, Qrels, Run
+from evaluation.model import FloatArray, IntentWeights, Qrels, Run
 from evaluation.problems import InputError, Problem
 from evaluation.ranking import TIE_POLICIES, rank_run
 
@@ -39,12 +40,18 @@ class RunScores:
 
 @dataclass
 class Evaluator:
-    """Scores runs against one set of judgments with a fixed list of measures and policies."""
+    """Scores runs against one set of judgments with a fixed list of measures and policies.
+
+    Built once per qrels: run-independent work (intent numbering, greedy ideal rankings) is cached here and
+    reused for every run; each run's inputs are prepared once and shared by all measures that read them.
+    """
 
     qrels: Qrels
     measures: list[Measure]
     ties: str = "trec"
     topics: str = "common"
+    intent_weights: IntentWeights | None = None
+    _slots: dict[int, IntentSlots] = field(default_factory=dict, repr=False)
 
     def __post_init__(self) -> None:
         if self.ties not in TIE_POLICIES:
@@ -54,14 +61,27 @@ class Evaluator:
 
     @classmethod
     def from_names(
-        cls, qrels: Qrels, names: Iterable[str | Measure], *, ties: str = "trec", topics: str = "common"
+        cls,
+        qrels: Qrels,
+        names: Iterable[str | Measure],
+        *,
+        ties: str = "trec",
+        topics: str = "common",
+        intent_weights: IntentWeights | None = None,
     ) -> Evaluator:
         registry = default_registry()
         measures: dict[str, Measure] = {}
         for n in names:
             m = n if isinstance(n, Measure) else registry.parse(n)
             measures.setdefault(m.name, m)
-        return cls(qrels, list(measures.values()), ties, topics)
+        return cls(qrels, list(measures.values()), ties, topics, intent_weights)
+
+    def slots_at(self, level: int) -> IntentSlots:
+        """The qrels' relevant intents at a relevance level (computed once per level)."""
+        found = self._slots.get(level)
+        if found is None:
+            found = self._slots[level] = intent_slots(self.qrels, level, self.intent_weights)
+        return found
 
     def evaluate(self, run: Run) -> RunScores:
         """Per-topic values of every measure for one run."""
@@ -73,7 +93,12 @@ class Evaluator:
             )
         topics = evaluated_topics(self.qrels, run.topics, self.topics)
         judged = judge_ranking(self.qrels, rank_run(run, self.ties), topics)
-        values = {m.name: np.asarray(m.compute(judged), dtype=np.float64) for m in self.measures}
+        inputs: dict[str, object] = {"adhoc": judged}
+        if any("intents" in m.definition.inputs for m in self.measures):
+            inputs["intents"] = IntentInputs(judged, self.qrels, self.slots_at)
+        values = {
+            m.name: np.asarray(m.compute(inputs[m.definition.inputs[0]]), dtype=np.float64) for m in self.measures
+        }
         return RunScores(run.name, topics, values, tuple(self._fit_warnings(run, topics)))
 
     def _fit_warnings(self, run: Run, topics: Sequence[str]) -> list[Problem]:
@@ -114,7 +139,8 @@ def evaluate(
     *,
     ties: str = "trec",
     topics: str = "common",
+    intent_weights: IntentWeights | None = None,
 ) -> list[RunScores]:
     """Evaluate several runs with the same judgments, measures and policies."""
-    evaluator = Evaluator.from_names(qrels, measures, ties=ties, topics=topics)
+    evaluator = Evaluator.from_names(qrels, measures, ties=ties, topics=topics, intent_weights=intent_weights)
     return [evaluator.evaluate(r) for r in runs]

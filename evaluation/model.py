@@ -47,14 +47,14 @@ class Qrels:
         key = self.topic * np.int64(max(1, self.docnos.size)) + self.doc
         if key.size == 0:
             empty = np.zeros(0, dtype=np.int64)
-            return AdhocJudgments(empty, empty, empty, np.zeros(len(self.topics) + 1, dtype=np.int64))
+            return AdhocJudgments(empty, empty, empty, np.zeros(len(self.topics) + 1, dtype=np.int64), empty)
         boundary = np.flatnonzero(np.diff(key)) + 1
-        starts = np.concatenate(([0], boundary))
+        starts = np.concatenate(([0], boundary)).astype(np.int64)
         grade = np.maximum.reduceat(self.grade, starts)
         ukey = key[starts]
         topic = self.topic[starts]
         offsets = np.searchsorted(topic, np.arange(len(self.topics) + 1)).astype(np.int64)
-        return AdhocJudgments(ukey, topic, grade.astype(np.int64), offsets)
+        return AdhocJudgments(ukey, topic, grade.astype(np.int64), offsets, starts)
 
     @cached_property
     def max_grade(self) -> int:
@@ -69,6 +69,7 @@ class AdhocJudgments:
     topic: IntArray
     grade: IntArray
     offsets: IntArray
+    row_start: IntArray  # first qrels row of each entry (rows of one entry = its per-intent judgments)
 
     @cached_property
     def ideal_grades(self) -> IntArray:

@@ -16,7 +16,7 @@ from evaluation.formats import load, parse_evall, parse_intent_weights, parse_qr
 from evaluation.formats.source import Blob
 from evaluation.judged_ranking import TOPIC_POLICIES
 from evaluation.measures.registry import default_registry
-from evaluation.model import Qrels
+from evaluation.model import IntentWeights, Qrels
 from evaluation.problems import InputError, Parsed, Problem
 from evaluation.ranking import TIE_POLICIES
 from evaluation.report import FORMATS, Report
@@ -67,20 +67,21 @@ def run(args: argparse.Namespace) -> int:
         omitted += parsed.omitted_errors
         return parsed.value
 
-    qrels = take(_read_qrels(args.qrels, args.qrels_format, inputs))
+    qrels, weights = take(_read_qrels(args.qrels, args.qrels_format, inputs)) or (None, None)
     if args.intent_weights:
-        take(_with_blob(args.intent_weights, inputs, parse_intent_weights))
+        weights = take(_with_blob(args.intent_weights, inputs, parse_intent_weights))
     runs = [take(_with_blob(path, inputs, parse_run)) for path in args.runs]
     errors = [p for p in problems if p.severity == "error"]
     if errors or omitted:
         _print_warnings([p for p in problems if p.severity == "warning"], args.quiet)
         raise InputError(errors, omitted)
+    assert qrels is not None  # no errors were reported, so every reader produced its value
     names = [r.name for r in runs]
     clash = sorted({n for n in names if names.count(n) > 1})
     if clash:
         raise InputError.single("duplicate-run-name", f"two runs would both be named {clash[0]}; rename one file")
 
-    evaluator = Evaluator(qrels, measures, ties=args.ties, topics=args.topics)
+    evaluator = Evaluator(qrels, measures, ties=args.ties, topics=args.topics, intent_weights=weights)
     scores = [evaluator.evaluate(r) for r in runs]
     warnings = [p for p in problems if p.severity == "warning"] + [w for s in scores for w in s.warnings]
     _print_warnings(warnings, args.quiet)
@@ -103,17 +104,18 @@ def _with_blob(path: str, inputs: dict[str, str], reader: Any) -> Parsed[Any]:
     return result
 
 
-def _read_qrels(path: str, fmt: str, inputs: dict[str, str]) -> Parsed[Qrels]:
+def _read_qrels(path: str, fmt: str, inputs: dict[str, str]) -> Parsed[tuple[Qrels, IntentWeights | None]]:
+    """Judgments, and the intent weights an EvALL gold standard carries (None for other formats)."""
     try:
         blob = load(path)
     except InputError as exc:
         return Parsed(None, tuple(exc.problems))
     inputs[Path(path).name if path != "-" else "<stdin>"] = blob.sha256
     if fmt == "evall" or (fmt == "auto" and _looks_like_evall(blob)):
-        parsed = parse_evall(blob)
-        pair = parsed.value
-        return Parsed(pair[0] if pair else None, parsed.problems, parsed.omitted_errors, parsed.omitted_warnings)
-    return parse_qrels(blob)
+        return parse_evall(blob)  # type: ignore[return-value]
+    parsed = parse_qrels(blob)
+    value = (parsed.value, None) if parsed.value is not None else None
+    return Parsed(value, parsed.problems, parsed.omitted_errors, parsed.omitted_warnings)
 
 
 def _looks_like_evall(blob: Blob) -> bool:

@@ -1,6 +1,6 @@
 """Measures: declarations grouped in families behind one registry (see ``registry.default_registry``)."""
 
-from evaluation.measures import adhoc
+from evaluation.measures import adhoc, diversity
 
 #: The families shipped with evalserve; each exposes ``DEFINITIONS``.
-FAMILIES = (adhoc,)
+FAMILIES = (adhoc, diversity)

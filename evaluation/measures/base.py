@@ -18,7 +18,7 @@ import numpy.typing as npt
 ParamKind = Literal["float", "int", "choice", "table", "int_or_choice"]
 CutoffRule = Literal["none", "optional", "required"]
 #: Input kinds a measure may need; the evaluator prepares each once per (qrels, run).
-InputKind = Literal["adhoc"]
+InputKind = Literal["adhoc", "intents"]
 
 
 class MeasureError(ValueError):

@@ -1,0 +1,135 @@
+"""Pieces shared by the diversity measures: parameters, novelty-biased gains, the greedy ideal ranking and
+ndeval's "ideal-ideal" normaliser (spec 3.4-3.5, Appendix B.4 and E.2).
+
+Novelty discounts ``(1 - alpha)^c`` are built by repeated multiplication, exactly as ndeval accumulates them,
+so our gains are the same doubles as ndeval's.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from evaluation.intent_ranking import IntentRanking, IntentSlots
+from evaluation.measures.base import Param
+from evaluation.measures.diversity._intents import pair_satisfaction, segments_for_run
+from evaluation.model import FloatArray, IntArray
+from evaluation.segments import expand_ranges
+
+FAMILY = "diversity"
+NDEVAL = "ndeval 4.5 (TREC Web 2009-2014; pyndeval); Appendix E.2"
+
+ALPHA = Param("alpha", "float", 0.5, "redundancy penalty: each earlier relevant document multiplies an intent's"
+              " gain by (1 - alpha)", minimum=0.0, maximum=1.0, max_exclusive=True)
+REL = Param("rel", "int", 1, "minimum per-intent grade that counts as relevant (ndeval binarises at 1)", minimum=1)
+
+#: ndeval evaluates the cutoff measures on arrays of this depth; its value at rank 1 is not normalised.
+NDEVAL_DEPTH = 20
+
+
+def powers(base: float, n: int) -> FloatArray:
+    """base^c for c = 0..n-1 by repeated multiplication, the way ndeval keeps its running gains and decays."""
+    out = np.empty(max(n, 1))
+    value = 1.0
+    for c in range(out.size):
+        out[c] = value
+        value *= base
+    return out
+
+
+def discount_table(alpha: float, n: int) -> FloatArray:
+    """(1 - alpha)^c for c = 0..n-1 (novelty discounts)."""
+    return powers(1.0 - alpha, n)
+
+
+def novelty_gain(data: IntentRanking, alpha: float, hit_gain: FloatArray | None = None) -> FloatArray:
+    """NG(i) = sum_t J_t(d_i) (1 - alpha)^{c_t(i)} for every retrieved position (binary per-intent relevance);
+    with ``hit_gain`` each hit's term is multiplied by it (graded gain r(d_i,t), spec 3.4)."""
+    earlier = data.earlier_hits()
+    table = discount_table(alpha, int(earlier.max()) + 1 if earlier.size else 1)
+    weights = table[earlier] if hit_gain is None else hit_gain * table[earlier]
+    return np.bincount(data.hit_pos, weights=weights, minlength=data.docs.rank.size).astype(np.float64)
+
+
+@dataclass(frozen=True)
+class IdealGains:
+    """Greedy ideal novelty gains per qrels topic: topic ``q`` owns ``gain[offsets[q]:offsets[q+1]]``."""
+
+    offsets: IntArray
+    gain: FloatArray
+
+
+def greedy_ideal(slots: IntentSlots, alpha: float, graded: bool = False) -> IdealGains:
+    """ndeval's greedy ideal ranking, computed for every topic at once and cached per qrels.
+
+    At each rank every topic takes the unpicked judged document with the largest marginal novelty gain,
+    ties going to the larger docno (byte-wise); documents with no relevant intent add nothing and are left out.
+    ``graded`` weighs each intent's gain by the satisfaction r(d,t) = (2^g - 1)/2^{gmax_t} (spec 3.4).
+    """
+    if graded:
+        made = slots.memo(("greedy-graded", alpha), lambda: _greedy(slots, alpha, pair_satisfaction(slots)))
+    else:
+        made = slots.memo(("greedy", alpha), lambda: _greedy(slots, alpha))
+    assert isinstance(made, IdealGains)
+    return made
+
+
+def _greedy(slots: IntentSlots, alpha: float, pair_gain: FloatArray | None = None) -> IdealGains:
+    n_topics = slots.slot_offsets.size - 1
+    pair_topic = slots.slot_topic[slots.pair_slot]
+    # candidates: distinct (topic, doc) among relevant pairs, sorted by topic then doc id (= docno byte order)
+    cand_key = pair_topic * np.int64(max(1, int(slots.pair_doc.max(initial=0)) + 1)) + slots.pair_doc
+    cand_keys, cand_of_pair = np.unique(cand_key, return_inverse=True)
+    cand_of_pair = cand_of_pair.ravel()
+    cand_topic = pair_topic[np.searchsorted(cand_key, cand_keys)] if cand_keys.size else cand_keys
+    per_topic = np.bincount(cand_topic, minlength=n_topics)
+    offsets = np.concatenate(([0], np.cumsum(per_topic))).astype(np.int64)
+    n_cand = cand_keys.size
+    gain_out = np.zeros(n_cand)
+    if n_cand == 0:
+        return IdealGains(offsets, gain_out)
+    # pairs grouped by candidate (already: pairs are sorted by topic, doc, intent)
+    pair_by_cand = np.argsort(cand_of_pair, kind="stable")
+    cand_pair_offsets = np.concatenate(([0], np.cumsum(np.bincount(cand_of_pair, minlength=n_cand))))
+    factor = np.ones(slots.n_slots)
+    picked = np.zeros(n_cand, dtype=bool)
+    topics = np.flatnonzero(per_topic > 0)
+    seg_start = offsets[:-1][topics]
+    index = np.arange(n_cand)
+    for step in range(int(per_topic.max())):
+        weights = factor[slots.pair_slot] if pair_gain is None else pair_gain * factor[slots.pair_slot]
+        score = np.bincount(cand_of_pair, weights=weights, minlength=n_cand)
+        score[picked] = -1.0
+        live = per_topic[topics] > step
+        best = np.maximum.reduceat(score, seg_start)
+        is_best = score == np.repeat(best, per_topic[topics])
+        chosen = np.maximum.reduceat(np.where(is_best, index, -1), seg_start)[live]
+        picked[chosen] = True
+        gain_out[offsets[topics[live]] + step] = score[chosen]
+        span = expand_ranges(cand_pair_offsets[chosen], cand_pair_offsets[chosen + 1])
+        factor[slots.pair_slot[pair_by_cand[span]]] *= 1.0 - alpha
+    return IdealGains(offsets, gain_out)
+
+
+def ideal_for_run(data: IntentRanking, ideal: IdealGains) -> tuple[IntArray, FloatArray, IntArray]:
+    """The ideal gains of the evaluated topics: (offsets, gains, 1-based ranks) in evaluated-topic order."""
+    return segments_for_run(data, ideal.offsets, ideal.gain)
+
+
+def cumulative_at(values: FloatArray, segment: IntArray, rank: IntArray, n_topics: int, k: int) -> FloatArray:
+    """Per topic: sum of ``values`` over ranks <= k."""
+    keep = rank <= k
+    return np.bincount(segment[keep], weights=values[keep], minlength=n_topics).astype(np.float64)
+
+
+def ideal_ideal(n_slots: FloatArray, alpha: float, k: int, discount: str) -> FloatArray:
+    """ndeval's collection-independent normaliser: every document relevant to every intent, down to rank k:
+    sum_{i<=k} |S| (1-alpha)^{i-1} * (1/log2(i+1) for 'log', 1/i for 'rr'); 1 at k = 1 (ndeval leaves rank 1
+    unnormalised)."""
+    if k == 1:
+        return np.ones_like(n_slots)
+    ranks = np.arange(1, k + 1, dtype=np.float64)
+    disc = 1.0 / np.log2(ranks + 1.0) if discount == "log" else 1.0 / ranks
+    decay = discount_table(alpha, k)
+    return n_slots * float(np.sum(decay * disc))
