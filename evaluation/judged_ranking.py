@@ -7,15 +7,14 @@ segment sums over these arrays (spec 1.2-1.5).
 
 from __future__ import annotations
 
-import weakref
 from dataclasses import dataclass, field
 from typing import Literal, get_args
 
 import numpy as np
 
-from evaluation.formats.keys import GroupedHashIndex, hash_words, remembered_hashes, rows_equal
+from evaluation.formats.keys import GroupedHashIndex, hash_words, rows_equal
 from evaluation.formats.lexer import words_of
-from evaluation.model import FloatArray, IntArray, Qrels, Run
+from evaluation.model import DOCNO_HASHES, FloatArray, IntArray, Qrels, Run, derive
 from evaluation.ranking import Ranking
 
 TopicPolicy = Literal["common", "complete"]
@@ -190,13 +189,9 @@ class _QrelsIndex:
 
 
 def _index_of(qrels: Qrels) -> _QrelsIndex:
-    index = _INDEXES.get(qrels)
-    if index is None:
-        index = _INDEXES[qrels] = _QrelsIndex(qrels)
+    """The qrels' join index, built on first use and kept with the qrels."""
+    index: _QrelsIndex = derive(qrels, "judgment_index", lambda: _QrelsIndex(qrels))
     return index
-
-
-_INDEXES: weakref.WeakKeyDictionary[Qrels, _QrelsIndex] = weakref.WeakKeyDictionary()
 
 
 def _judgments_of(qrels: Qrels, run: Run) -> IntArray:
@@ -211,7 +206,7 @@ def _judgments_of(qrels: Qrels, run: Run) -> IntArray:
     def same(rows: IntArray, entries: IntArray) -> np.ndarray:
         return rows_equal(np.take(words, rows, axis=0), np.take(index.words, index.doc[entries], axis=0))
 
-    hashes = remembered_hashes(run)  # kept by the reader; valid while the docnos stay read-only
+    hashes = run.derived.get(DOCNO_HASHES)  # kept by the reader; valid while the docnos stay read-only
     if hashes is None or run.docno.flags.writeable:
         hashes = hash_words(words)
     return index.index.find(run_to_qrels[run.topic], hashes, same)

@@ -7,13 +7,18 @@ at once instead of looping over topics in Python.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from functools import cached_property
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
 IntArray = npt.NDArray[np.int64]
+
+#: key in ``Run.derived``: the readers' hashes of the (read-only) docnos, reused by the join with the qrels
+DOCNO_HASHES = "docno_hashes"
 FloatArray = npt.NDArray[np.float64]
 
 
@@ -33,6 +38,7 @@ class Qrels:
     doc: IntArray
     grade: IntArray
     name: str = "<qrels>"
+    derived: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
     def __len__(self) -> int:
         return int(self.grade.size)
@@ -90,6 +96,8 @@ class Run:
     rank: IntArray  # rank column (value 0 where it was not an integer)
     tags: tuple[str, ...] = ()
     ranks_valid: bool = True  # every rank field was an integer (needed by ties=rank)
+    #: values computed from this immutable object and kept with it (e.g. docno hashes, join indexes)
+    derived: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
     def __len__(self) -> int:
         return int(self.score.size)
@@ -104,3 +112,10 @@ class IntentWeights:
 
     def for_topic(self, topic: str) -> dict[str, float] | None:
         return self.weights.get(topic)
+
+
+def derive(owner: Qrels | Run, key: str, make: Callable[[], Any]) -> Any:
+    """A value computed once from an immutable Qrels or Run and cached on it (no module-level caches)."""
+    if key not in owner.derived:
+        owner.derived[key] = make()
+    return owner.derived[key]

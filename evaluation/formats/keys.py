@@ -7,7 +7,6 @@ on the words themselves, so results never depend on the hash function.
 
 from __future__ import annotations
 
-import weakref
 from collections.abc import Callable
 
 import numpy as np
@@ -134,19 +133,6 @@ def has_duplicates(group: IntArray, hashes: U64Array) -> bool:
     key = hashes + group.astype(np.uint64) * GROUP_MULT
     key.sort()
     return bool((key[1:] == key[:-1]).any())
-
-
-_HASHES: weakref.WeakKeyDictionary[object, U64Array] = weakref.WeakKeyDictionary()
-
-
-def remember_hashes(owner: object, hashes: U64Array) -> None:
-    """Keep ``hash_words`` of an object's (read-only from now on) strings, for ``remembered_hashes``."""
-    hashes.flags.writeable = False
-    _HASHES[owner] = hashes
-
-
-def remembered_hashes(owner: object) -> U64Array | None:
-    return _HASHES.get(owner)
 
 
 def duplicate_rows(group: IntArray, values: np.ndarray) -> tuple[IntArray, IntArray]:

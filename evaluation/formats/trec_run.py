@@ -18,7 +18,6 @@ from evaluation.formats.keys import (
     hash_words,
     intern_runs,
     intern_words,
-    remember_hashes,
 )
 from evaluation.formats.lexer import (
     Rows,
@@ -32,7 +31,7 @@ from evaluation.formats.lexer import (
 )
 from evaluation.formats.numbers import parse_floats, parse_ints
 from evaluation.formats.source import GZIP_MAGIC, UTF8_BOM, Blob, SourceLike, display_name, load
-from evaluation.model import Run
+from evaluation.model import DOCNO_HASHES, Run
 from evaluation.problems import InputError, Parsed, ProblemLog
 
 COLUMNS = 6
@@ -240,14 +239,15 @@ def _parse_plain(chunks: Chunks, name: str) -> Run | None:
         words[at : at + d.shape[0], : d.shape[1]] = d
         at += d.shape[0]
     docno = words.view(f"S{8 * width}").reshape(-1)
-    docno.flags.writeable = False  # its hashes are kept (remember_hashes) for the join with the qrels
+    docno.flags.writeable = False  # its hashes are kept (Run.derived) for the join with the qrels
     docno_hash = np.concatenate(hashes)
     if has_duplicates(topic_of, docno_hash):
         return None
     assert tag is not None
     label = decode(tag.view("S32"))
     run = Run(name, topics, topic_of, docno, np.concatenate(scores), np.concatenate(ranks), tuple(label), True)
-    remember_hashes(run, docno_hash)
+    docno_hash.flags.writeable = False
+    run.derived[DOCNO_HASHES] = docno_hash
     return run
 
 
