@@ -36,8 +36,11 @@ def run(args: argparse.Namespace) -> int:
             print(f"    {e['formula']}")
         for p in e["parameters"]:
             extra = f" [{'|'.join(p['choices'])}]" if "choices" in p else ""
-            print(f"    - {p['name']}{extra}: {p['description']}" + (" (required)" if p["required"] else ""))
+            when = "".join(f" (only with {k}={'|'.join(v)})" for k, v in p.get("applies_when", {}).items())
+            print(f"    - {p['name']}{extra}: {p['description']}" + (" (required)" if p["required"] else "") + when)
         if e["aliases"]:
             print(f"    aliases: {', '.join(e['aliases'])}")
+        if e["default_follows"]:
+            print(f"    without parameters: the numbers of {e['default_follows']}")
         print(f"    reference: {e['reference']}\n")
     return 0

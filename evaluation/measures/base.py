@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 import numpy as np
@@ -38,10 +38,17 @@ class Param:
     maximum: float | None = None
     min_exclusive: bool = False
     max_exclusive: bool = False
+    #: (other parameter, its values) under which this parameter has an effect; a non-default value given
+    #: under any other setting is refused when the measure is parsed, since it would silently change nothing
+    applies_when: tuple[str, tuple[Any, ...]] | None = None
 
     @property
     def required(self) -> bool:
         return self.default is None
+
+    def only_when(self, other: str, *values: Any) -> Param:
+        """This parameter, declared to matter only when ``other`` takes one of ``values``."""
+        return replace(self, applies_when=(other, values))
 
     def convert(self, text: str) -> Any:
         """Turn the text of a value into this parameter's type, or raise MeasureError."""
@@ -117,6 +124,8 @@ class MeasureDef:
     formula: str = ""
     aliases: tuple[str, ...] = ()
     notes: str = ""
+    #: the established tool whose numbers the parameter-free name reproduces (spec Appendix E), if any
+    default_follows: str = ""
 
     def param(self, name: str) -> Param | None:
         return next((p for p in self.params if p.name == name), None)
@@ -137,7 +146,21 @@ class MeasureDef:
         if cutoff is not None and cutoff < 1:
             raise MeasureError(f"the cutoff of {self.name} must be a positive integer")
         full = tuple((p.name, given.get(p.name, p.default)) for p in self.params)
+        self._check_applicable(dict(full))
         return Measure(self, full, cutoff)
+
+    def _check_applicable(self, values: Mapping[str, Any]) -> None:
+        """Refuse a non-default value of a parameter that the other parameters make ineffective."""
+        for p in self.params:
+            if p.applies_when is None or values[p.name] == p.default:
+                continue
+            other, allowed = p.applies_when
+            if values[other] not in allowed:
+                needs = " or ".join(f"{other}={format_value(v)}" for v in allowed)
+                raise MeasureError(
+                    f"{self.name}: {p.name}={format_value(values[p.name])} has no effect with"
+                    f" {other}={format_value(values[other])}; it applies with {needs}"
+                )
 
     def example(self) -> str:
         req = [f"{p.name}={p.choices[0] if p.choices else 1}" for p in self.params if p.required]

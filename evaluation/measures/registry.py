@@ -87,11 +87,17 @@ def describe(d: MeasureDef) -> dict[str, Any]:
                 "required": p.required,
                 "description": p.description,
                 **({"choices": list(p.choices)} if p.choices else {}),
+                **(
+                    {"applies_when": {p.applies_when[0]: [format_value(v) for v in p.applies_when[1]]}}
+                    if p.applies_when
+                    else {}
+                ),
             }
             for p in d.params
         ],
         "formula": d.formula,
         "reference": d.reference,
+        "default_follows": d.default_follows or None,
         "notes": d.notes,
     }
 

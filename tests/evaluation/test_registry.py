@@ -203,3 +203,38 @@ def test_every_definition_parses_by_its_example_and_aliases() -> None:
         assert measure.definition is definition
         for alias in definition.aliases:
             assert parse_measure(alias + definition.example()[len(definition.name):]).definition is definition
+
+
+#: Appendix E.1: names that an established tool already uses, and that tool
+FOLLOWS = {
+    "AP": "trec_eval", "P": "trec_eval", "nDCG": "trec_eval", "Bpref": "trec_eval", "ERR": "gdeval",
+    "alpha_nDCG": "ndeval", "alpha_DCG": "ndeval", "ERR_IA": "ndeval", "nERR_IA": "ndeval", "NRBP": "ndeval",
+    "nNRBP": "ndeval", "P_IA": "ndeval", "AP_IA": "ndeval", "StRecall": "ndeval", "RBU": "RBU reference",
+}
+
+
+def test_catalogue_states_whose_numbers_the_defaults_reproduce() -> None:
+    entries = {e["name"]: e for e in default_registry().catalogue()}
+    for name, tool in FOLLOWS.items():
+        assert tool in (entries[name]["default_follows"] or ""), name
+    assert entries["EU"]["default_follows"] is None, "research forms claim no tool"
+
+
+def test_catalogue_says_when_a_parameter_applies() -> None:
+    entries = {e["name"]: e for e in default_registry().catalogue()}
+    gmax = next(p for p in entries["ERR_IA"]["parameters"] if p["name"] == "gmax")
+    assert gmax["applies_when"] == {"variant": ["paper"]}
+    gamma = next(p for p in entries["NCU"]["parameters"] if p["name"] == "gamma")
+    assert gamma["applies_when"] == {"stop": ["rb"]}
+
+
+@pytest.mark.parametrize(
+    ("name", "says"),
+    [
+        ("NCU(stop=u,beta=1,gamma=0.5)", "gamma=0.5 has no effect with stop=u; it applies with stop=rb"),
+        ("NCU(stop=rb,beta=1,stopw=1:2)", "stopw=1:2 has no effect with stop=rb; it applies with stop=gu"),
+    ],
+)
+def test_ineffective_parameters_are_refused(name: str, says: str) -> None:
+    with pytest.raises(MeasureError, match=says):
+        parse_measure(name)

@@ -31,6 +31,7 @@ DEFINITION = MeasureDef(
     params=(REL,),
     cutoff="optional",
     reference=TREC_EVAL,
+    default_follows="trec_eval 9.0 (pytrec_eval)",
     formula="AP@k = (1/R) * sum_{i<=k} J(d_i) * C(i)/i",
     aliases=("MAP",),
 )

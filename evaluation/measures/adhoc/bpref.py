@@ -39,6 +39,7 @@ DEFINITION = MeasureDef(
     params=(REL,),
     cutoff="none",
     reference=TREC_EVAL,
+    default_follows="trec_eval 9.0 (pytrec_eval)",
     formula="Bpref = (1/R) sum_{relevant r} (1 - min(|n above r|, R) / min(N, R))",
     aliases=("BPref", "bpref"),
 )

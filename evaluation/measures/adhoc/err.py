@@ -62,5 +62,6 @@ DEFINITION = MeasureDef(
     ),
     cutoff="optional",
     reference="gdeval.pl (TREC Web 2010-2014); Chapelle et al., CIKM 2009",
+    default_follows="gdeval.pl (gmax = 4)",
     formula="ERR@k = sum_{i<=k} (1/i) R_i prod_{j<i} (1 - R_j), R = (2^g - 1)/2^gmax",
 )

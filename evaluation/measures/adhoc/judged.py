@@ -30,5 +30,6 @@ DEFINITION = MeasureDef(
     kernel=judged,
     cutoff="optional",
     reference="ir_measures Judged (MacAvaney et al.)",
+    default_follows="ir_measures",
     formula="Judged@k = |judged in d@k| / min(k, n)",
 )

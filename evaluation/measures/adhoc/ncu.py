@@ -59,9 +59,10 @@ DEFINITION = MeasureDef(
         Param("beta", "float", None, "weight of cumulative gain in BR (0 gives precision)", minimum=0.0,
               maximum=BETA_MAX),
         Param("gamma", "float", 0.7, "decay of the rank-biased stopping distribution", minimum=0.0,
-              maximum=1.0, min_exclusive=True),
+              maximum=1.0, min_exclusive=True).only_when("stop", "rb"),
         GAIN_TABLE,
-        Param("stopw", "table", (), "stop weights of grades 1, 2, 3, ... for stop=gu (default: the gain table)"),
+        Param("stopw", "table", (), "stop weights of grades 1, 2, 3, ... for stop=gu (default: the gain table)"
+              ).only_when("stop", "gu"),
     ),
     cutoff="none",
     reference="Sakai & Robertson, EVIA 2008 (Eqs. 7, 10, 11)",

@@ -40,6 +40,7 @@ DEFINITION = MeasureDef(
     params=(Param("gain", "choice", "lin", "gain of a grade g: lin = g, exp = 2^g - 1", choices=("lin", "exp")),),
     cutoff="optional",
     reference=TREC_EVAL + "; gain=exp as gdeval (Jarvelin & Kekalainen 2002; Burges et al. 2005)",
+    default_follows="trec_eval 9.0 (pytrec_eval)",
     formula="nDCG@k = sum_{i<=k} gain(g_i)/log2(i+1) / IDCG@k; 0 when IDCG@k = 0",
     aliases=("NDCG",),
 )

@@ -27,6 +27,7 @@ DEFINITION = MeasureDef(
     params=(REL,),
     cutoff="required",
     reference=TREC_EVAL,
+    default_follows="trec_eval 9.0 (pytrec_eval)",
     formula="P@k = (1/k) * sum_{i<=min(k,n)} J(d_i)",
     aliases=("Precision",),
 )

@@ -41,5 +41,6 @@ DEFINITION = MeasureDef(
     ),
     cutoff="optional",
     reference="Moffat & Zobel, TOIS 2008; trec_eval rbp (binary by default)",
+    default_follows="trec_eval rbp",
     formula="RBP = (1-p) * sum_i p^(i-1) * rel_i",
 )

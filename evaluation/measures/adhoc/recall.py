@@ -24,6 +24,7 @@ DEFINITION = MeasureDef(
     params=(REL,),
     cutoff="optional",
     reference=TREC_EVAL,
+    default_follows="trec_eval 9.0 (pytrec_eval)",
     formula="R@k = |relevant in d@k| / R; 0 when R = 0",
     aliases=("Recall",),
 )

@@ -25,6 +25,7 @@ DEFINITION = MeasureDef(
     params=(REL,),
     cutoff="none",
     reference=TREC_EVAL,
+    default_follows="trec_eval 9.0 (pytrec_eval)",
     formula="Rprec = |relevant in d@R| / R; 0 when R = 0",
     aliases=("RPrec",),
 )

@@ -28,6 +28,7 @@ DEFINITION = MeasureDef(
     params=(REL,),
     cutoff="optional",
     reference=TREC_EVAL,
+    default_follows="trec_eval 9.0 (pytrec_eval)",
     formula="RR = 1 / min{i : J(d_i) = 1}",
     aliases=("MRR", "RecipRank"),
 )

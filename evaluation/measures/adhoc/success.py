@@ -23,5 +23,6 @@ DEFINITION = MeasureDef(
     params=(REL,),
     cutoff="optional",
     reference=TREC_EVAL,
+    default_follows="trec_eval 9.0 (pytrec_eval)",
     formula="Success@k = 1[exists i <= k : J(d_i) = 1]",
 )

@@ -8,14 +8,12 @@ the qrels), so all topics and intents are computed at once.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 
 from evaluation.intent_ranking import IntentRanking, IntentSlots
-from evaluation.measures.base import MeasureError, Param
+from evaluation.measures.base import Param
 from evaluation.model import FloatArray, IntArray
 from evaluation.segments import expand_ranges, segment_ids
 
@@ -216,13 +214,6 @@ def document_ideal(slots: IntentSlots, key: object, pair_value: FloatArray) -> T
 def topic_ideal_for_run(data: IntentRanking, ideal: TopicIdeal) -> tuple[IntArray, FloatArray, IntArray]:
     """The evaluated topics' ideal values: (offsets per evaluated topic, values, 1-based ranks)."""
     return segments_for_run(data, ideal.offsets, ideal.value)
-
-
-def only_with(variant: str, params: Mapping[str, Any], defaults: Mapping[str, Any], name: str) -> None:
-    """Refuse parameters that the chosen variant ignores (they would silently change nothing)."""
-    for key, default in defaults.items():
-        if params[key] != default:
-            raise MeasureError(f"{name}: {key} does not apply to variant={variant}")
 
 
 def segments_for_run(

@@ -19,7 +19,7 @@ import numpy as np
 
 from evaluation.intent_ranking import IntentInputs, IntentRanking
 from evaluation.measures.adhoc._shared import ratio
-from evaluation.measures.base import MeasureDef, MeasureError, Param
+from evaluation.measures.base import MeasureDef, Param
 from evaluation.measures.diversity._intents import PAPERS, VARIANT, satisfaction
 from evaluation.measures.diversity._shared import (
     ALPHA,
@@ -85,9 +85,6 @@ def _terms(
 
 def alpha_dcg(inputs: IntentInputs, params: Mapping[str, Any], cutoff: int | None) -> FloatArray:
     assert cutoff is not None
-    if params["variant"] == "ndeval" and params["gain"] == "graded":
-        raise MeasureError("alpha_DCG: ndeval's ideal-ideal normaliser assumes binary gains; with gain=graded"
-                           " give variant=paper (raw alpha-DCG) or use alpha_nDCG(gain=graded)")
     run, _, n_slots = discounted_gains(inputs, params, cutoff, "log")
     if params["variant"] == "paper":
         return run
@@ -106,10 +103,12 @@ ALPHA_DCG = MeasureDef(
     summary="Novelty-biased DCG, scaled by ndeval's collection-independent ideal-ideal normaliser"
     " (variant=paper: the raw sum).",
     kernel=alpha_dcg,
-    params=(ALPHA, REL, VARIANT, GAIN),
+    # ndeval's ideal-ideal normaliser assumes binary gains: graded gains need the raw sum (or alpha_nDCG)
+    params=(ALPHA, REL, VARIANT, GAIN.only_when("variant", "paper")),
     cutoff="required",
     inputs=("intents",),
     reference=NDEVAL + "; Clarke et al., SIGIR 2008; variant=paper, gain=graded: " + PAPERS + " 3.4",
+    default_follows="ndeval 4.5 (pyndeval)",
     formula="sum_{i<=k} NG(i)/log2(i+1) / sum_{i<=k} |T|(1-alpha)^(i-1)/log2(i+1);"
     " NG(i) = sum_t J_t(d_i)(1-alpha)^c_t(i) (gain=graded: r(d_i,t) instead of J_t); variant=paper: no divisor",
 )
@@ -124,6 +123,7 @@ ALPHA_NDCG = MeasureDef(
     cutoff="required",
     inputs=("intents",),
     reference=NDEVAL + "; Clarke et al., SIGIR 2008; gain=graded: " + PAPERS + " 3.4",
+    default_follows="ndeval 4.5 (pyndeval)",
     formula="alpha-DCG@k(run) / alpha-DCG@k(greedy ideal); 0 when the ideal is 0",
 )
 

@@ -28,7 +28,6 @@ from evaluation.measures.diversity._intents import (
     hit_weight,
     hits_per_topic,
     hits_within,
-    only_with,
 )
 from evaluation.measures.diversity._shared import ALPHA, FAMILY, NDEVAL, REL, ideal_ideal
 from evaluation.measures.diversity.alpha_ndcg import discounted_gains
@@ -42,21 +41,19 @@ GMAX = Param(
     " collection (the qrels' highest grade)",
     choices=("topic", "collection"),
     minimum=1,
-)
+).only_when("variant", "paper")
 
 
 def err_ia(inputs: IntentInputs, params: Mapping[str, Any], cutoff: int | None) -> FloatArray:
     assert cutoff is not None
     if params["variant"] == "paper":
         return paper_err_ia(inputs, params, cutoff)
-    only_with("ndeval", params, {"gmax": GMAX.default}, "ERR_IA")
     run, _, n_slots = discounted_gains(inputs, params, cutoff, "rr")
     return ratio(run, ideal_ideal(n_slots, params["alpha"], cutoff, "rr"))
 
 
 def paper_err_ia(inputs: IntentInputs, params: Mapping[str, Any], cutoff: int | None) -> FloatArray:
     """sum_t w(t) sum_{i<=k} (1/i) R_t(d_i) prod_{j<i} (1 - R_t(d_j)), R_t = (2^{g_t} - 1)/2^gmax."""
-    only_with("paper", params, {"alpha": ALPHA.default}, "ERR_IA")
     data = inputs.at(params["rel"])
     gmax = scale_maximum(data.docs, params["gmax"])[data.hit_pos]
     if (data.hit_grade > gmax).any():
@@ -83,10 +80,11 @@ ERR_IA = MeasureDef(
     summary="Intent-aware expected reciprocal rank: ndeval's normalised number by default, the weighted"
     " per-intent ERR of Chapelle/Agrawal with variant=paper.",
     kernel=err_ia,
-    params=(ALPHA, REL, VARIANT, GMAX),
+    params=(ALPHA.only_when("variant", "ndeval"), REL, VARIANT, GMAX),
     cutoff="required",
     inputs=("intents",),
     reference=NDEVAL + "; Chapelle et al., CIKM 2009; variant=paper: " + PAPERS + " 3.1",
+    default_follows="ndeval 4.5 (pyndeval)",
     formula="ndeval: sum_{i<=k} NG(i)/i / sum_{i<=k} |T|(1-alpha)^(i-1)/i;"
     " paper: sum_t w(t) sum_{i<=k} (1/i) R_t(d_i) prod_{j<i}(1 - R_t(d_j)), R = (2^g-1)/2^gmax",
 )
@@ -100,6 +98,7 @@ NERR_IA = MeasureDef(
     cutoff="required",
     inputs=("intents",),
     reference=NDEVAL,
+    default_follows="ndeval 4.5 (pyndeval)",
     formula="sum_{i<=k} NG(i)/i over the same sum for the greedy ideal ranking",
 )
 

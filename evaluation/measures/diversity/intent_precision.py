@@ -82,6 +82,7 @@ P_IA = MeasureDef(
     cutoff="required",
     inputs=("intents",),
     reference=NDEVAL + "; Agrawal et al., WSDM 2009; variant=paper: " + PAPERS + " 3.1",
+    default_follows="ndeval 4.5 (pyndeval)",
     formula="P_IA@k = |{(d,t): d in d@k, J_t(d)=1}| / (k |T|); variant=paper: sum_t w(t) P_t@k",
 )
 
@@ -95,6 +96,7 @@ AP_IA = MeasureDef(
     cutoff="none",
     inputs=("intents",),
     reference=NDEVAL + "; variant=paper: " + PAPERS + " 3.1",
+    default_follows="ndeval 4.5 (pyndeval)",
     formula="AP_IA = (1/|T|) sum_t (1/R_t) sum_i J_t(d_i) C_t(i)/i; variant=paper: sum_t w(t) AP_t",
     aliases=("MAP_IA",),
 )
@@ -108,6 +110,7 @@ ST_RECALL = MeasureDef(
     cutoff="required",
     inputs=("intents",),
     reference=NDEVAL + "; Zhai, Cohen & Lafferty, SIGIR 2003; I-rec: Sakai et al., EVIA 2010",
+    default_follows="ndeval 4.5 (pyndeval)",
     formula="|{t : exists i <= k, J_t(d_i) = 1}| / |T| (denominator=all: / number of judged intents)",
     aliases=("S_Recall", "I_rec"),
 )

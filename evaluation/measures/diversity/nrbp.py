@@ -65,6 +65,7 @@ NRBP = MeasureDef(
     cutoff="none",
     inputs=("intents",),
     reference=NDEVAL + "; Clarke, Kolla & Vechtomova, ICTIR 2009",
+    default_follows="ndeval 4.5 (pyndeval)",
     formula="((1-(1-alpha)beta)/|T|) sum_i beta^(i-1) NG(i)",
 )
 
@@ -77,6 +78,7 @@ NNRBP = MeasureDef(
     cutoff="none",
     inputs=("intents",),
     reference=NDEVAL,
+    default_follows="ndeval 4.5 (pyndeval)",
     formula="NRBP(run) / NRBP(greedy ideal)",
 )
 

@@ -49,6 +49,7 @@ DEFINITION = MeasureDef(
     cutoff="optional",
     inputs=("intents",),
     reference=PAPERS + " 3.9; Appendix E.1: the RBU reference implementation (github jCarrilloDeAlbornoz/RBU)",
+    default_follows="the RBU reference implementation (p = 0.8, e = 0.03)",
     formula="sum_{i<=k} (1-p) p^(i-1) (sum_t w(t) r(d_i,t) prod_{j<i}(1 - r(d_j,t)) - e),"
     " r = (2^g-1)/2^gmax_t (norm=paper: p^i)",
 )

@@ -217,15 +217,26 @@ def test_canonical_names(given: str, canonical: str) -> None:
 @pytest.mark.parametrize(
     "name",
     [
-        "ERR_IA(gmax=2)@5",  # gmax belongs to the paper form
-        "ERR_IA(variant=paper,alpha=0.3)@5",  # the paper form has no alpha
-        "alpha_DCG(gain=graded)@5",  # ndeval's ideal-ideal assumes binary gains
         "ERR_IA(variant=paper,gmax=1)@5",  # a grade of 2 is above the scale maximum
     ],
 )
 def test_refused_combinations(name: str) -> None:
     with pytest.raises(MeasureError):
         scores(DIV_JUDGED, DIV_RUN, [name])
+
+
+@pytest.mark.parametrize(
+    ("name", "says"),
+    [
+        ("ERR_IA(gmax=2)@5", "gmax=2 has no effect with variant=ndeval; it applies with variant=paper"),
+        ("ERR_IA(variant=paper,alpha=0.3)@5", "alpha=0.3 has no effect with variant=paper"),
+        ("alpha_DCG(gain=graded)@5", "gain=graded has no effect with variant=ndeval"),
+    ],
+)
+def test_parameters_a_variant_ignores_are_refused_when_parsed(name: str, says: str) -> None:
+    """A parameter the chosen variant would ignore is an error at parse time, before any input is read."""
+    with pytest.raises(MeasureError, match=says):
+        parse_measure(name)
 
 
 @pytest.mark.parametrize("name", ["RBU(p=1)", "RBU(e=-0.1)", "CT(maxh=0)@5", "Dsharp_nDCG(gamma=2)@5",
