@@ -11,7 +11,9 @@ JSON shape (a contract other tools rely on)::
 
 from __future__ import annotations
 
+import csv
 import io
+import json
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -21,7 +23,7 @@ from typing import Any
 from evaluation.evaluator import RunScores
 from evaluation.problems import Problem
 
-FORMATS = ("json", "tsv", "trec_eval")
+FORMATS = ("json", "tsv", "csv", "trec_eval")
 
 
 def engine_version() -> str:
@@ -63,41 +65,58 @@ class Report:
             "runs": runs,
         }
 
-    def as_tsv(self, per_topic: bool = False) -> str:
-        out = io.StringIO()
-        out.write("run\tmeasure\ttopic\tvalue\n")
-        for s in self.scores:
-            for m in self.measures:
-                if per_topic:
-                    for t, v in s.per_topic(m).items():
-                        out.write(f"{s.run}\t{m}\t{t}\t{_finite(v)!r}\n")
-                out.write(f"{s.run}\t{m}\tall\t{_finite(s.mean(m))!r}\n")
-        return out.getvalue()
-
-    def as_trec_eval(self, per_topic: bool = False) -> str:
-        """trec_eval's layout: ``measure<TAB>qid<TAB>value`` (4 decimals), topic blocks then ``all`` lines."""
-        out = io.StringIO()
-        for s in self.scores:
-            if per_topic:
-                for i, t in enumerate(s.topics):
-                    for m in self.measures:
-                        out.write(f"{m:<22}\t{t}\t{s.values[m][i]:.4f}\n")
-            out.write(f"{'runid':<22}\tall\t{s.run}\n")
-            out.write(f"{'num_q':<22}\tall\t{len(s.topics)}\n")
-            for m in self.measures:
-                out.write(f"{m:<22}\tall\t{s.mean(m):.4f}\n")
-        return out.getvalue()
-
     def render(self, fmt: str, per_topic: bool = False) -> str:
+        """The report in one of ``FORMATS``."""
         if fmt == "json":
-            import json
+            return render_document(self.as_json(per_topic), fmt, per_topic)
+        return render_document(self.as_json(True), fmt, per_topic)
 
-            return json.dumps(self.as_json(per_topic), indent=2) + "\n"
-        if fmt == "tsv":
-            return self.as_tsv(per_topic)
-        if fmt == "trec_eval":
-            return self.as_trec_eval(per_topic)
-        raise ValueError(f"unknown format {fmt!r}; choose one of {', '.join(FORMATS)}")
+
+def render_document(doc: Mapping[str, Any], fmt: str, per_topic: bool = False) -> str:
+    """Render a result document (``Report.as_json``; per-topic values needed for ``per_topic`` or trec_eval's
+    ``num_q``) in one of ``FORMATS``: the service stores documents and renders them on request."""
+    if fmt == "json":
+        return json.dumps(_without_per_topic(doc) if not per_topic else doc, indent=2) + "\n"
+    if fmt in ("tsv", "csv"):
+        return _rows(doc, per_topic, "\t" if fmt == "tsv" else ",")
+    if fmt == "trec_eval":
+        return _trec_eval(doc, per_topic)
+    raise ValueError(f"unknown format {fmt!r}; choose one of {', '.join(FORMATS)}")
+
+
+def _without_per_topic(doc: Mapping[str, Any]) -> dict[str, Any]:
+    runs = {run: {m: {"mean": v["mean"]} for m, v in by_measure.items()} for run, by_measure in doc["runs"].items()}
+    return {**doc, "runs": runs}
+
+
+def _rows(doc: Mapping[str, Any], per_topic: bool, sep: str) -> str:
+    """One ``run, measure, topic, value`` row per value (topic ``all`` for the mean); values in full precision."""
+    out = io.StringIO()
+    writer = csv.writer(out, delimiter=sep, lineterminator="\n")
+    writer.writerow(["run", "measure", "topic", "value"])
+    for run, by_measure in doc["runs"].items():
+        for m, item in by_measure.items():
+            if per_topic:
+                writer.writerows([run, m, t, repr(v)] for t, v in item["per_topic"].items())
+            writer.writerow([run, m, "all", repr(item["mean"])])
+    return out.getvalue()
+
+
+def _trec_eval(doc: Mapping[str, Any], per_topic: bool) -> str:
+    """trec_eval's layout: ``measure<TAB>qid<TAB>value`` (4 decimals), topic blocks then ``all`` lines."""
+    out = io.StringIO()
+    for run, by_measure in doc["runs"].items():
+        first: Mapping[str, Any] = next(iter(by_measure.values()), {"per_topic": {}})
+        topics = list(first.get("per_topic", {}))
+        if per_topic:
+            for t in topics:
+                for m, item in by_measure.items():
+                    out.write(f"{m:<22}\t{t}\t{item['per_topic'][t]:.4f}\n")
+        out.write(f"{'runid':<22}\tall\t{run}\n")
+        out.write(f"{'num_q':<22}\tall\t{len(topics)}\n")
+        for m, item in by_measure.items():
+            out.write(f"{m:<22}\tall\t{item['mean']:.4f}\n")
+    return out.getvalue()
 
 
 def _finite(value: float) -> float:

@@ -1,0 +1,68 @@
+"""``evalserve tokens create|list|revoke``: API tokens, managed directly in the configured database."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from service.config import Settings
+
+
+def register(sub: Any) -> None:
+    p = sub.add_parser("tokens", help="create, list or revoke API tokens")
+    actions = p.add_subparsers(dest="action", metavar="ACTION", required=True)
+    create = actions.add_parser("create", help="create a token and print it (shown once)")
+    create.add_argument("--name", required=True, help="who or what the token is for")
+    create.add_argument("--scopes", default="read,submit", help="comma-separated: read, submit, admin"
+                        " (default read,submit)")
+    create.set_defaults(handler=_create)
+    listing = actions.add_parser("list", help="list tokens (ids, names, scopes; never secrets)")
+    listing.set_defaults(handler=_list)
+    revoke = actions.add_parser("revoke", help="revoke a token by id")
+    revoke.add_argument("id")
+    revoke.set_defaults(handler=_revoke)
+
+
+def _db() -> Any:
+    from service.db import Database
+    from service.migrate import upgrade
+
+    settings = Settings.from_env()
+    settings.data_dir.mkdir(parents=True, exist_ok=True)
+    upgrade(settings.database_url)
+    return Database(settings.database_url)
+
+
+def _create(args: argparse.Namespace) -> int:
+    from service.auth import create_token
+
+    scopes = tuple(s.strip() for s in args.scopes.split(",") if s.strip())
+    try:
+        row, text = create_token(_db(), args.name, scopes)
+    except ValueError as exc:
+        print(f"evalserve: {exc}")
+        return 2
+    print(text)
+    print(f"token id {row.id}, scopes {row.scopes}: store it now, it cannot be shown again", flush=True)
+    return 0
+
+
+def _list(args: argparse.Namespace) -> int:
+    from sqlalchemy import select
+
+    from service.models import Token
+
+    with _db().session() as s:
+        for t in s.execute(select(Token).order_by(Token.created_at)).scalars():
+            print(f"{t.id}\t{t.scopes}\t{'revoked' if t.revoked_at else 'active'}\t{t.name}")
+    return 0
+
+
+def _revoke(args: argparse.Namespace) -> int:
+    from service.auth import revoke
+
+    if not revoke(_db(), args.id):
+        print(f"evalserve: no token {args.id}")
+        return 2
+    print(f"revoked {args.id}")
+    return 0

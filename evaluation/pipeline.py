@@ -1,0 +1,146 @@
+"""One evaluation from raw inputs to a report: what the offline CLI and the service's workers both run, so the
+two give the same numbers and the same JSON document for the same files.
+
+Inputs are read first, all of them, and every problem of every file is reported together (spec 1.1); then the
+evaluator is built once for the judgments and applied to each run, reporting progress between runs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import PurePath
+from typing import Any
+
+from evaluation.evaluator import Evaluator, RunScores
+from evaluation.formats import Blob, parse_evall, parse_intent_weights, parse_qrels, parse_run
+from evaluation.measures.base import Measure
+from evaluation.measures.registry import default_registry
+from evaluation.model import IntentWeights, Qrels, Run
+from evaluation.problems import InputError, Parsed, Problem
+from evaluation.report import Report
+
+#: Judgment file layouts: ``auto`` tells EvALL's 5-column TSV from TREC/NTCIR qrels by the first line.
+QRELS_FORMATS = ("auto", "trec", "evall")
+
+#: An input as given to ``load_inputs``: its bytes, or the error met opening it (reported with the others).
+Opened = Blob | InputError
+
+#: ``progress(stage, fraction)``: called as the work advances; it may raise to stop the evaluation.
+Progress = Callable[[str, float], None]
+
+
+@dataclass
+class Inputs:
+    """Everything one evaluation reads, parsed and checked: judgments, optional intent weights, runs."""
+
+    qrels: Qrels
+    runs: list[Run]
+    intent_weights: IntentWeights | None = None
+    files: dict[str, str] = field(default_factory=dict)  # file name as results show it -> sha256
+    warnings: list[Problem] = field(default_factory=list)
+
+
+def file_label(blob: Blob) -> str:
+    """The name under which an input appears in ``meta.inputs``: its file name (``<stdin>`` kept as is)."""
+    return blob.name if blob.name.startswith("<") else PurePath(blob.name).name
+
+
+def looks_like_evall(blob: Blob) -> bool:
+    """EvALL gold standards are tab-separated with five fields; TREC and NTCIR qrels are not."""
+    first = next((line for line in blob.data[:4096].splitlines() if line.strip()), b"")
+    return first.count(b"\t") == 4
+
+
+def parse_judgments(blob: Blob, fmt: str = "auto") -> Parsed[tuple[Qrels, IntentWeights | None]]:
+    """Judgments, and the intent weights an EvALL gold standard carries (None for the other formats)."""
+    if fmt not in QRELS_FORMATS:
+        raise ValueError(f"unknown judgments format {fmt!r}; choose one of {', '.join(QRELS_FORMATS)}")
+    if fmt == "evall" or (fmt == "auto" and looks_like_evall(blob)):
+        return parse_evall(blob)  # type: ignore[return-value]
+    parsed = parse_qrels(blob)
+    value = (parsed.value, None) if parsed.value is not None else None
+    return Parsed(value, parsed.problems, parsed.omitted_errors, parsed.omitted_warnings)
+
+
+class _Collector:
+    """Gathers the problems of several readers so that all of them are reported at once."""
+
+    def __init__(self) -> None:
+        self.problems: list[Problem] = []
+        self.omitted = 0
+
+    def take(self, parsed: Parsed[Any]) -> Any:
+        self.problems.extend(parsed.problems)
+        self.omitted += parsed.omitted_errors
+        return parsed.value
+
+    def read(self, source: Opened, files: dict[str, str], reader: Callable[[Blob], Parsed[Any]]) -> Any:
+        """Parse one input with ``reader`` (recording its hash), or record why it could not be opened."""
+        if isinstance(source, InputError):
+            self.problems.extend(source.problems)
+            self.omitted += source.omitted
+            return None
+        files[file_label(source)] = source.sha256
+        return self.take(reader(source))
+
+    @property
+    def errors(self) -> list[Problem]:
+        return [p for p in self.problems if p.severity == "error"]
+
+    @property
+    def warnings(self) -> list[Problem]:
+        return [p for p in self.problems if p.severity == "warning"]
+
+
+def load_inputs(
+    qrels: Opened,
+    runs: Sequence[Opened],
+    *,
+    qrels_format: str = "auto",
+    intent_weights: Opened | None = None,
+) -> Inputs:
+    """Parse every input; if any has an error, raise InputError with every problem of every file (warnings
+    included, in file order, so that one pass shows everything to fix)."""
+    found = _Collector()
+    files: dict[str, str] = {}
+    judged = found.read(qrels, files, lambda blob: parse_judgments(blob, qrels_format))
+    weights = judged[1] if judged else None
+    if intent_weights is not None:
+        weights = found.read(intent_weights, files, parse_intent_weights)
+    parsed_runs: list[Run] = [found.read(blob, files, parse_run) for blob in runs]
+    if found.errors or found.omitted:
+        raise InputError(found.problems, found.omitted)
+    check_run_names(parsed_runs)
+    assert judged is not None  # no errors were reported, so every reader produced its value
+    return Inputs(judged[0], parsed_runs, weights, files, found.warnings)
+
+
+def check_run_names(runs: Sequence[Run]) -> None:
+    """Results are keyed by run name, so two runs may not share one."""
+    names = [r.name for r in runs]
+    clash = sorted({n for n in names if names.count(n) > 1})
+    if clash:
+        raise InputError.single("duplicate-run-name", f"two runs would both be named {clash[0]}; rename one file")
+
+
+def run_evaluation(
+    inputs: Inputs,
+    measures: Sequence[str | Measure],
+    *,
+    ties: str = "trec",
+    topics: str = "common",
+    progress: Progress | None = None,
+) -> Report:
+    """Evaluate every run of ``inputs`` with the measures and policies; progress is reported after each run."""
+    parsed = default_registry().parse_all(str(m) for m in measures)
+    evaluator = Evaluator(inputs.qrels, parsed, ties=ties, topics=topics, intent_weights=inputs.intent_weights)
+    scores: list[RunScores] = []
+    for i, run in enumerate(inputs.runs):
+        if progress is not None:
+            progress(f"evaluating run {i + 1} of {len(inputs.runs)}: {run.name}", i / max(1, len(inputs.runs)))
+        scores.append(evaluator.evaluate(run))
+    warnings = list(inputs.warnings) + [w for s in scores for w in s.warnings]
+    if progress is not None:
+        progress("evaluated", 1.0)
+    return Report(scores, [m.name for m in parsed], ties, topics, inputs.files, warnings)

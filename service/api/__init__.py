@@ -1,0 +1,5 @@
+"""HTTP resources, one blueprint per resource, all under ``/v1`` except health and the OpenAPI document."""
+
+from service.api import collections, evaluations, health, jobs, measures, runs
+
+BLUEPRINTS = (health.blp, measures.blp, collections.blp, runs.blp, evaluations.blp, jobs.blp)

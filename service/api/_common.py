@@ -1,0 +1,57 @@
+"""Helpers shared by the resource modules: serialising rows, owner filtering, finding rows or 404."""
+
+from __future__ import annotations
+
+from typing import Any, TypeVar
+
+from sqlalchemy import Select
+from sqlalchemy.orm import Session
+
+from service.auth import current_token, sees_everything
+from service.models import Base, Collection, Job, RunRecord, as_utc
+from service.problems import ApiProblem
+
+M = TypeVar("M", bound=Base)
+
+
+def get_or_404(session: Session, model: type[M], ident: str, what: str, *, owned: bool = True) -> M:
+    """The row, if it exists and the caller may see it (others' private rows are reported as missing)."""
+    row = session.get(model, ident)
+    if row is None or (owned and not sees_everything() and getattr(row, "owner_id", None) != current_token().id):
+        raise ApiProblem(404, "not-found", f"no {what} {ident}")
+    return row
+
+
+def visible(query: Select[Any], model: Any) -> Select[Any]:
+    """Restrict a query to the caller's rows unless the caller is an admin."""
+    return query if sees_everything() else query.where(model.owner_id == current_token().id)
+
+
+def collection_out(c: Collection) -> dict[str, Any]:
+    return {
+        "id": c.id, "name": c.name, "description": c.description, "grade_scale": c.grade_scale,
+        "qrels_format": c.qrels_format, "qrels": {"filename": c.qrels_filename, "sha256": c.qrels_sha256},
+        "intent_weights": ({"filename": c.intent_weights_filename, "sha256": c.intent_weights_sha256}
+                           if c.intent_weights_sha256 else None),
+        "n_topics": c.n_topics, "n_judgments": c.n_judgments, "n_intents": c.n_intents, "warnings": c.warnings,
+        "created_at": as_utc(c.created_at),
+    }
+
+
+def run_out(r: RunRecord) -> dict[str, Any]:
+    return {"id": r.id, "collection": r.collection_id, "name": r.name, "filename": r.filename, "sha256": r.sha256,
+            "n_topics": r.n_topics, "n_rows": r.n_rows, "warnings": r.warnings, "created_at": as_utc(r.created_at)}
+
+
+def job_out(j: Job) -> dict[str, Any]:
+    links = {"self": f"/v1/jobs/{j.id}"}
+    if j.state == "succeeded":
+        links["result"] = f"/v1/jobs/{j.id}/result"
+    req = j.request
+    return {
+        "id": j.id, "state": j.state, "stage": j.stage, "progress": j.progress, "attempts": j.attempts,
+        "collection": j.collection_id, "runs": req["runs"], "measures": req["measures"], "ties": req["ties"],
+        "topics": req["topics"], "per_topic": req["per_topic"], "created_at": as_utc(j.created_at),
+        "started_at": as_utc(j.started_at), "finished_at": as_utc(j.finished_at), "updated_at": as_utc(j.updated_at),
+        "error": j.error, "links": links,
+    }

@@ -1,0 +1,60 @@
+"""``/v1/collections``: test collections (judgments, intent weights, metadata); immutable once created."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from flask.views import MethodView
+from flask_smorest import Blueprint, Page
+from sqlalchemy import func, select
+
+from service.api._common import collection_out, get_or_404
+from service.auth import current_token, require
+from service.idempotency import idempotent
+from service.models import Collection
+from service.problems import ProblemSchema
+from service.schemas import CollectionFilesSchema, CollectionFormSchema, CollectionSchema
+from service.state import state
+from service.uploads import create_collection
+
+blp = Blueprint("collections", __name__, url_prefix="/v1/collections", description="Test collections")
+
+
+@blp.route("")
+class Collections(MethodView):
+    @require("read")
+    @blp.response(200, CollectionSchema(many=True))
+    @blp.paginate(Page)
+    def get(self, pagination_parameters: Any) -> Any:
+        """List collections (every token can read every collection), newest first."""
+        with state().db.session() as s:
+            pagination_parameters.item_count = s.execute(select(func.count()).select_from(Collection)).scalar()
+            rows = s.execute(select(Collection).order_by(Collection.created_at.desc())
+                             .offset(pagination_parameters.first_item)
+                             .limit(pagination_parameters.page_size)).scalars().all()
+        return [collection_out(c) for c in rows]
+
+    @require("submit")
+    @idempotent
+    @blp.arguments(CollectionFormSchema, location="form")
+    @blp.arguments(CollectionFilesSchema, location="files")
+    @blp.response(201, CollectionSchema)
+    @blp.alt_response(422, schema=ProblemSchema, description="the judgments have errors (all of them listed)")
+    def post(self, form: dict[str, Any], files: dict[str, Any]) -> Any:
+        """Create a collection from a judgments file (multipart field ``qrels``) and optional intent weights."""
+        qrels = files["qrels"]
+        weights = files.get("intent_weights")
+        row = create_collection(
+            state(), current_token().id, form, (qrels.filename or "qrels", qrels.read()),
+            (weights.filename or "intent-weights", weights.read()) if weights else None,
+        )
+        return collection_out(row), 201, {"Location": f"/v1/collections/{row.id}"}
+
+
+@blp.route("/<string:collection_id>")
+class OneCollection(MethodView):
+    @require("read")
+    @blp.response(200, CollectionSchema)
+    def get(self, collection_id: str) -> Any:
+        with state().db.session() as s:
+            return collection_out(get_or_404(s, Collection, collection_id, "collection", owned=False))

@@ -1,0 +1,57 @@
+"""``POST /v1/evaluations`` (evaluate stored runs) and ``POST /v1/submissions`` (upload runs and evaluate them
+in one call); both answer ``202 Accepted`` with the job and its ``Location``."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from flask import request
+from flask_smorest import Blueprint
+
+from service.api._common import job_out
+from service.auth import current_token, require, sees_everything
+from service.evaluations import submit_evaluation
+from service.idempotency import idempotent
+from service.problems import ApiProblem, ProblemSchema
+from service.schemas import EvaluationRequestSchema, JobSchema, SubmissionFilesSchema, SubmissionFormSchema
+from service.state import state
+from service.uploads import create_run
+
+blp = Blueprint("evaluations", __name__, url_prefix="/v1", description="Evaluation requests")
+
+
+def _accepted(job: Any) -> Any:
+    return job_out(job), 202, {"Location": f"/v1/jobs/{job.id}", "Retry-After": "1"}
+
+
+@blp.route("/evaluations", methods=["POST"])
+@require("submit")
+@idempotent
+@blp.arguments(EvaluationRequestSchema)
+@blp.response(202, JobSchema)
+@blp.alt_response(422, schema=ProblemSchema, description="unknown measure, run of another collection, ...")
+def evaluate(body: dict[str, Any]) -> Any:
+    """Queue an evaluation of stored runs; poll the job at ``Location``."""
+    job = submit_evaluation(state(), current_token().id, sees_everything(), body)
+    return _accepted(job)
+
+
+@blp.route("/submissions", methods=["POST"])
+@require("submit")
+@idempotent
+@blp.arguments(SubmissionFormSchema, location="form")
+@blp.arguments(SubmissionFilesSchema, location="files")
+@blp.response(202, JobSchema)
+@blp.alt_response(422, schema=ProblemSchema, description="a run file has errors (nothing is stored)")
+def submit(form: dict[str, Any], files: dict[str, Any]) -> Any:
+    """Upload one or more run files (field ``run``, repeated) and evaluate them in one call."""
+    uploads = request.files.getlist("run")
+    if not uploads:
+        raise ApiProblem(422, "invalid-request", "send at least one run file in the 'run' field")
+    st, owner = state(), current_token().id
+    measures = [m for m in re.split(r"[\s,]+(?![^(]*\))", form["measures"]) if m]
+    contents = [(u.filename or f"run{i + 1}", u.read()) for i, u in enumerate(uploads)]
+    runs = [create_run(st, owner, form["collection"], name, data) for name, data in contents]
+    body = {**form, "measures": measures, "runs": [r.id for r in runs]}
+    return _accepted(submit_evaluation(st, owner, sees_everything(), body))

@@ -1,0 +1,67 @@
+"""``/v1/runs``: uploaded runs, validated by the engine's reader before they are stored."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from flask import request
+from flask.views import MethodView
+from flask_smorest import Blueprint, Page
+from sqlalchemy import func, select
+
+from service.api._common import get_or_404, run_out, visible
+from service.auth import current_token, require
+from service.idempotency import idempotent
+from service.models import RunRecord
+from service.problems import ApiProblem, ProblemSchema
+from service.schemas import RunFilesSchema, RunFormSchema, RunSchema
+from service.state import state
+from service.uploads import create_run
+
+blp = Blueprint("runs", __name__, url_prefix="/v1/runs", description="Runs")
+
+
+@blp.route("")
+class Runs(MethodView):
+    @require("read")
+    @blp.response(200, RunSchema(many=True))
+    @blp.paginate(Page)
+    def get(self, pagination_parameters: Any) -> Any:
+        """List your runs (an admin sees every run), newest first."""
+        with state().db.session() as s:
+            query = visible(select(RunRecord), RunRecord)
+            pagination_parameters.item_count = s.execute(
+                select(func.count()).select_from(query.subquery())).scalar()
+            rows = s.execute(query.order_by(RunRecord.created_at.desc()).offset(pagination_parameters.first_item)
+                             .limit(pagination_parameters.page_size)).scalars().all()
+        return [run_out(r) for r in rows]
+
+    @require("submit")
+    @idempotent
+    @blp.arguments(RunFormSchema, location="query")
+    @blp.arguments(RunFilesSchema, location="files")
+    @blp.response(201, RunSchema)
+    @blp.alt_response(422, schema=ProblemSchema, description="the run has errors (all of them listed)")
+    def post(self, query: dict[str, Any], files: dict[str, Any]) -> Any:
+        """Upload a run for a collection (``?collection=ID``): multipart field ``run``, or the file as the raw
+        request body with ``?name=FILE`` (``Content-Encoding: gzip`` or gzip bytes accepted)."""
+        upload = files.get("run")
+        if upload is not None:
+            filename, data = upload.filename or query.get("name") or "run", upload.read()
+        elif request.mimetype.startswith("multipart/"):
+            raise ApiProblem(422, "invalid-request", "the multipart request has no 'run' file field")
+        else:
+            filename, data = query.get("name") or "run", request.get_data()
+        if not data:
+            raise ApiProblem(422, "invalid-upload", f"{filename}: the run is empty; nothing was stored")
+        row = create_run(state(), current_token().id, query["collection"], filename, data)
+        return run_out(row), 201, {"Location": f"/v1/runs/{row.id}"}
+
+
+@blp.route("/<string:run_id>")
+class OneRun(MethodView):
+    @require("read")
+    @blp.response(200, RunSchema)
+    def get(self, run_id: str) -> Any:
+        with state().db.session() as s:
+            return run_out(get_or_404(s, RunRecord, run_id, "run"))

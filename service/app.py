@@ -1,0 +1,86 @@
+"""The Flask application factory: configuration, the OpenAPI document (flask-smorest, from the schemas), one
+problem+json error payload, and the shared state (database, blob store, job queue) on the app."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from flask import Flask, Response
+from flask_smorest import Api
+from werkzeug.exceptions import HTTPException, InternalServerError
+
+from evaluation.report import engine_version
+from service.api import BLUEPRINTS
+from service.blobs import BlobStore
+from service.config import Settings
+from service.db import Database
+from service.problems import ProblemSchema, from_http_exception
+from service.queue import JobQueue
+from service.state import ServiceState
+from workers.celery_app import make_celery
+
+log = logging.getLogger(__name__)
+
+API_DESCRIPTION = (
+    "Evaluation as a service for search and ranking: upload judgments and runs, queue evaluations with"
+    " trec_eval/ndeval-exact measures, poll jobs, fetch results as JSON, TSV, CSV or trec_eval text.\n\n"
+    "Authenticate with `Authorization: Bearer <token>` (create tokens with `evalserve tokens create`). Every"
+    " error is `application/problem+json`. POST requests accept an `Idempotency-Key` header."
+)
+
+
+class ProblemApi(Api):  # type: ignore[misc]
+    """flask-smorest's Api with every error answered as problem+json."""
+
+    ERROR_SCHEMA = ProblemSchema
+
+    def handle_http_exception(self, error: HTTPException) -> Response:
+        if isinstance(error, InternalServerError):
+            original = getattr(error, "original_exception", None)
+            if original is not None:
+                log.error("unhandled error", exc_info=original)
+        return from_http_exception(error)
+
+
+def create_app(settings: Settings | None = None, *, migrate: bool = False) -> Flask:
+    """Build the API for ``settings`` (default: from the environment); ``migrate`` upgrades the schema first."""
+    settings = settings or Settings.from_env()
+    settings.data_dir.mkdir(parents=True, exist_ok=True)
+    if migrate:
+        from service.migrate import upgrade
+
+        upgrade(settings.database_url)
+    app = Flask("evalserve")
+    app.config.update(
+        MAX_CONTENT_LENGTH=settings.max_upload_bytes,
+        API_TITLE="evalserve",
+        API_VERSION=engine_version(),
+        OPENAPI_VERSION="3.0.3",
+        OPENAPI_URL_PREFIX="/",
+        OPENAPI_JSON_PATH="openapi.json",
+        OPENAPI_SWAGGER_UI_PATH="docs",
+        OPENAPI_SWAGGER_UI_URL="https://cdn.jsdelivr.net/npm/swagger-ui-dist@5/",
+        API_SPEC_OPTIONS={
+            "info": {"description": API_DESCRIPTION, "license": {"name": "Apache-2.0"}},
+            "components": {"securitySchemes": {"bearerAuth": {"type": "http", "scheme": "bearer"}}},
+            "security": [{"bearerAuth": []}],
+        },
+        JSON_SORT_KEYS=False,
+    )
+    app.json.sort_keys = False  # type: ignore[attr-defined]
+    db = Database(settings.database_url)
+    app.extensions["evalserve"] = ServiceState(settings, db, BlobStore(settings.blob_dir),
+                                               JobQueue(make_celery(settings), db))
+    api = ProblemApi(app)
+    for blueprint in BLUEPRINTS:
+        api.register_blueprint(blueprint)
+
+    @app.errorhandler(Exception)
+    def _unexpected(error: Exception) -> Any:  # never a traceback to the client
+        if isinstance(error, HTTPException):
+            return from_http_exception(error)
+        log.exception("unhandled error")
+        return from_http_exception(InternalServerError("an internal error occurred; it has been logged"))
+
+    return app

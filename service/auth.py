@@ -1,0 +1,95 @@
+"""Bearer API tokens with scopes (read, submit, admin), stored as SHA-256 hashes.
+
+A token reads ``es_<id>_<secret>``; the id finds the row, the secret's hash must match. Every resource has an
+owner token; a token sees its own runs and jobs (admin sees all). Collections are readable by every token.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import secrets
+from collections.abc import Callable
+from functools import wraps
+from typing import Any, TypeVar
+
+from flask import current_app, g, request
+from sqlalchemy import select
+
+from service.db import Database
+from service.models import Token, utcnow
+from service.problems import ApiProblem
+
+SCOPES = ("read", "submit", "admin")
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def _hash(secret: str) -> str:
+    return hashlib.sha256(secret.encode()).hexdigest()
+
+
+def create_token(db: Database, name: str, scopes: tuple[str, ...]) -> tuple[Token, str]:
+    """A new token; the returned plain text is shown once and never stored."""
+    unknown = set(scopes) - set(SCOPES)
+    if unknown:
+        raise ValueError(f"unknown scope(s) {', '.join(sorted(unknown))}; choose from {', '.join(SCOPES)}")
+    token_id = secrets.token_hex(8)
+    secret = secrets.token_urlsafe(32)
+    row = Token(id=token_id, name=name, secret_hash=_hash(secret), scopes=" ".join(sorted(set(scopes))))
+    with db.session() as s:
+        s.add(row)
+    return row, f"es_{token_id}_{secret}"
+
+
+def verify(db: Database, presented: str) -> Token | None:
+    """The live token matching the presented text, or None."""
+    parts = presented.split("_", 2)
+    if len(parts) != 3 or parts[0] != "es":
+        return None
+    with db.session() as s:
+        row = s.execute(select(Token).where(Token.id == parts[1])).scalar_one_or_none()
+    if row is None or row.revoked_at is not None or not hmac.compare_digest(row.secret_hash, _hash(parts[2])):
+        return None
+    return row
+
+
+def revoke(db: Database, token_id: str) -> bool:
+    with db.session() as s:
+        row = s.get(Token, token_id)
+        if row is None:
+            return False
+        row.revoked_at = utcnow()
+    return True
+
+
+def current_token() -> Token:
+    token: Token = g.token
+    return token
+
+
+def sees_everything() -> bool:
+    return "admin" in current_token().scope_set
+
+
+def require(scope: str) -> Callable[[F], F]:
+    """Decorator: the request must carry a valid bearer token with ``scope`` (admin implies every scope)."""
+
+    def decorate(view: F) -> F:
+        @wraps(view)
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            header = request.headers.get("Authorization", "")
+            if not header.lower().startswith("bearer "):
+                raise ApiProblem(401, "unauthorized", "send an API token: 'Authorization: Bearer <token>'",
+                                 headers={"WWW-Authenticate": 'Bearer realm="evalserve"'})
+            token = verify(current_app.extensions["evalserve"].db, header[7:].strip())
+            if token is None:
+                raise ApiProblem(401, "unauthorized", "the API token is not valid (unknown, revoked or mistyped)",
+                                 headers={"WWW-Authenticate": 'Bearer realm="evalserve", error="invalid_token"'})
+            if scope not in token.scope_set and "admin" not in token.scope_set:
+                raise ApiProblem(403, "forbidden", f"this token lacks the {scope!r} scope")
+            g.token = token
+            return view(*args, **kwargs)
+
+        return wrapper  # type: ignore[return-value]
+
+    return decorate

@@ -1,0 +1,67 @@
+"""Service settings, read once from the environment (12-factor): every process of a deployment -- API, workers,
+CLI -- builds the same ``Settings`` from the same variables, so they agree on the database, broker and blobs."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+
+def default_data_dir() -> Path:
+    """Where the embedded default keeps its SQLite files and blobs: ``$XDG_DATA_HOME/evalserve``."""
+    base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
+    return Path(base) / "evalserve"
+
+
+@dataclass(frozen=True)
+class Settings:
+    """What a deployment is configured with; ``from_env`` documents each variable."""
+
+    data_dir: Path
+    database_url: str
+    broker_url: str
+    blob_dir: Path | None = None  # None: blobs live in the database (every worker can read them)
+    max_upload_bytes: int = 512 * 1024 * 1024
+    lease_seconds: float = 60.0  # a running job whose worker stopped renewing its lease this long is re-run
+    requeue_after_seconds: float = 120.0  # a queued job not picked up this long is published to the broker again
+    sweep_every_seconds: float = 10.0
+    job_time_limit_seconds: float = 6 * 3600.0
+    max_attempts: int = 5
+    extra: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def embedded_broker(self) -> bool:
+        return self.broker_url.startswith("sqlite")
+
+    @classmethod
+    def from_env(cls, environ: dict[str, str] | None = None) -> Settings:
+        """``EVALSERVE_DATA_DIR`` (default ``~/.local/share/evalserve``), ``DATABASE_URL`` (default SQLite in the
+        data dir), ``REDIS_URL`` (default: an embedded SQLite broker in the data dir), ``EVALSERVE_BLOB_DIR``,
+        ``EVALSERVE_MAX_UPLOAD_MB``, ``EVALSERVE_LEASE_SECONDS``, ``EVALSERVE_REQUEUE_AFTER_SECONDS``,
+        ``EVALSERVE_SWEEP_SECONDS``, ``EVALSERVE_JOB_TIME_LIMIT_SECONDS``, ``EVALSERVE_MAX_ATTEMPTS``."""
+        env = dict(os.environ if environ is None else environ)
+        data_dir = Path(env.get("EVALSERVE_DATA_DIR") or default_data_dir()).expanduser()
+        database_url = _normalise_database_url(env.get("DATABASE_URL") or f"sqlite:///{data_dir / 'evalserve.db'}")
+        broker_url = env.get("REDIS_URL") or f"sqlite:///{data_dir / 'broker.db'}"
+        blob_dir = env.get("EVALSERVE_BLOB_DIR")
+        return cls(
+            data_dir=data_dir,
+            database_url=database_url,
+            broker_url=broker_url,
+            blob_dir=Path(blob_dir).expanduser() if blob_dir else None,
+            max_upload_bytes=int(float(env.get("EVALSERVE_MAX_UPLOAD_MB", "512")) * 1024 * 1024),
+            lease_seconds=float(env.get("EVALSERVE_LEASE_SECONDS", "60")),
+            requeue_after_seconds=float(env.get("EVALSERVE_REQUEUE_AFTER_SECONDS", "120")),
+            sweep_every_seconds=float(env.get("EVALSERVE_SWEEP_SECONDS", "10")),
+            job_time_limit_seconds=float(env.get("EVALSERVE_JOB_TIME_LIMIT_SECONDS", str(6 * 3600))),
+            max_attempts=int(env.get("EVALSERVE_MAX_ATTEMPTS", "5")),
+        )
+
+
+def _normalise_database_url(url: str) -> str:
+    """``postgres://`` and ``postgresql://`` (as Heroku-style hosts give them) use the psycopg 3 driver."""
+    for prefix in ("postgres://", "postgresql://"):
+        if url.startswith(prefix):
+            return "postgresql+psycopg://" + url[len(prefix) :]
+    return url

@@ -1,0 +1,141 @@
+"""The service's tables (SQLAlchemy 2 declarative): blobs, tokens, collections, runs, jobs, idempotency records.
+
+The database is the source of truth for jobs: the broker only carries "job X is ready" messages, so a lost
+message, a dead worker or a restarted broker can always be repaired from here (``workers.recovery``).
+"""
+
+from __future__ import annotations
+
+import uuid
+from datetime import datetime, timezone
+from typing import Any, ClassVar
+
+from sqlalchemy import JSON, BigInteger, Boolean, DateTime, Float, ForeignKey, Index, Integer, LargeBinary, String, Text
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
+
+#: Job states; ``queued`` and ``running`` are live, the rest are final.
+JOB_STATES = ("queued", "running", "succeeded", "failed", "cancelled")
+FINAL_STATES = ("succeeded", "failed", "cancelled")
+
+
+def utcnow() -> datetime:
+    return datetime.now(timezone.utc)
+
+
+def new_id(prefix: str) -> str:
+    """A random public identifier with a type prefix (``job_3f2a...``), safe to show in URLs."""
+    return f"{prefix}_{uuid.uuid4().hex}"
+
+
+def as_utc(value: datetime | None) -> datetime | None:
+    """SQLite returns naive datetimes; every stored time is UTC."""
+    if value is None:
+        return None
+    return value if value.tzinfo else value.replace(tzinfo=timezone.utc)
+
+
+class Base(DeclarativeBase):
+    type_annotation_map: ClassVar[dict[Any, Any]] = {dict[str, Any]: JSON, list[Any]: JSON}
+
+
+class BlobRow(Base):
+    """Content-addressed bytes (an upload as given, or a result document); ``data`` is NULL when the bytes
+    live in the blob directory instead."""
+
+    __tablename__ = "blobs"
+    sha256: Mapped[str] = mapped_column(String(64), primary_key=True)
+    size: Mapped[int] = mapped_column(BigInteger)
+    data: Mapped[bytes | None] = mapped_column(LargeBinary, nullable=True)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+
+
+class Token(Base):
+    """A bearer API token: only the SHA-256 of its secret is stored."""
+
+    __tablename__ = "tokens"
+    id: Mapped[str] = mapped_column(String(40), primary_key=True)
+    name: Mapped[str] = mapped_column(String(200))
+    secret_hash: Mapped[str] = mapped_column(String(64), unique=True)
+    scopes: Mapped[str] = mapped_column(String(100))  # space-separated: read submit admin
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    revoked_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+
+    @property
+    def scope_set(self) -> frozenset[str]:
+        return frozenset(self.scopes.split())
+
+
+class Collection(Base):
+    """A test collection: judgments (and intent weights) plus metadata; immutable once created."""
+
+    __tablename__ = "collections"
+    id: Mapped[str] = mapped_column(String(40), primary_key=True)
+    owner_id: Mapped[str] = mapped_column(ForeignKey("tokens.id"))
+    name: Mapped[str] = mapped_column(String(200))
+    description: Mapped[str] = mapped_column(Text, default="")
+    grade_scale: Mapped[str] = mapped_column(String(200), default="")
+    qrels_sha256: Mapped[str] = mapped_column(ForeignKey("blobs.sha256"))
+    qrels_filename: Mapped[str] = mapped_column(String(300))
+    qrels_format: Mapped[str] = mapped_column(String(20))
+    intent_weights_sha256: Mapped[str | None] = mapped_column(ForeignKey("blobs.sha256"), nullable=True)
+    intent_weights_filename: Mapped[str | None] = mapped_column(String(300), nullable=True)
+    n_topics: Mapped[int] = mapped_column(Integer)
+    n_judgments: Mapped[int] = mapped_column(Integer)
+    n_intents: Mapped[int] = mapped_column(Integer)
+    warnings: Mapped[list[Any]] = mapped_column(default=list)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+
+
+class RunRecord(Base):
+    """An uploaded, validated run; the bytes are the blob ``sha256``, ``filename`` names it in results."""
+
+    __tablename__ = "runs"
+    id: Mapped[str] = mapped_column(String(40), primary_key=True)
+    owner_id: Mapped[str] = mapped_column(ForeignKey("tokens.id"), index=True)
+    collection_id: Mapped[str] = mapped_column(ForeignKey("collections.id"), index=True)
+    name: Mapped[str] = mapped_column(String(300))
+    filename: Mapped[str] = mapped_column(String(300))
+    sha256: Mapped[str] = mapped_column(ForeignKey("blobs.sha256"))
+    n_topics: Mapped[int] = mapped_column(Integer)
+    n_rows: Mapped[int] = mapped_column(Integer)
+    warnings: Mapped[list[Any]] = mapped_column(default=list)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+
+
+class Job(Base):
+    """An evaluation job and its life: state, progress, lease (who runs it, until when), result, error."""
+
+    __tablename__ = "jobs"
+    id: Mapped[str] = mapped_column(String(40), primary_key=True)
+    owner_id: Mapped[str] = mapped_column(ForeignKey("tokens.id"), index=True)
+    collection_id: Mapped[str] = mapped_column(ForeignKey("collections.id"))
+    request: Mapped[dict[str, Any]] = mapped_column()  # runs, measures, ties, topics, per_topic
+    state: Mapped[str] = mapped_column(String(20), default="queued")
+    stage: Mapped[str] = mapped_column(String(300), default="queued")
+    progress: Mapped[float] = mapped_column(Float, default=0.0)
+    attempts: Mapped[int] = mapped_column(Integer, default=0)
+    cancel_requested: Mapped[bool] = mapped_column(Boolean, default=False)
+    error: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)
+    result_sha256: Mapped[str | None] = mapped_column(ForeignKey("blobs.sha256"), nullable=True)
+    lease_owner: Mapped[str | None] = mapped_column(String(200), nullable=True)
+    lease_expires_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    enqueued_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+    started_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+    finished_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+    updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+
+    __table_args__ = (Index("ix_jobs_state_enqueued", "state", "enqueued_at"),)
+
+
+class IdempotencyRecord(Base):
+    """The response given to a POST with an ``Idempotency-Key``, replayed for a retry of the same request."""
+
+    __tablename__ = "idempotency_keys"
+    owner_id: Mapped[str] = mapped_column(String(40), primary_key=True)
+    key: Mapped[str] = mapped_column(String(200), primary_key=True)
+    request_hash: Mapped[str] = mapped_column(String(64))
+    status: Mapped[int] = mapped_column(Integer)
+    body: Mapped[bytes] = mapped_column(LargeBinary)
+    headers: Mapped[dict[str, Any]] = mapped_column()
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)

@@ -1,0 +1,30 @@
+"""Publishing wake-up messages for jobs. A failed publish is not an error for the caller: the job is already
+durable in the database, and the sweeper (``workers.recovery``) publishes it again."""
+
+from __future__ import annotations
+
+import logging
+
+from celery import Celery
+
+from service import jobs
+from service.db import Database
+from workers.celery_app import EVALUATE_TASK, QUEUE
+
+log = logging.getLogger(__name__)
+
+
+class JobQueue:
+    def __init__(self, celery: Celery, db: Database) -> None:
+        self.celery, self.db = celery, db
+
+    def publish(self, job_id: str) -> bool:
+        """Send the job's message; True when the broker took it."""
+        try:
+            self.celery.send_task(EVALUATE_TASK, args=[job_id], queue=QUEUE, retry=True,
+                                  retry_policy={"max_retries": 2, "interval_start": 0.2, "interval_step": 0.5})
+        except Exception as exc:  # broker down: the sweeper will publish the job later
+            log.warning("could not publish job %s (%s); it stays queued in the database", job_id, exc)
+            return False
+        jobs.mark_published(self.db, job_id)
+        return True

@@ -1,0 +1,130 @@
+"""Marshmallow schemas: request arguments and response bodies; the OpenAPI document is generated from them."""
+
+from __future__ import annotations
+
+import marshmallow as ma
+from flask_smorest.fields import Upload
+
+from evaluation.judged_ranking import TOPIC_POLICIES
+from evaluation.pipeline import QRELS_FORMATS
+from evaluation.ranking import TIE_POLICIES
+from evaluation.report import FORMATS
+from service.models import JOB_STATES
+
+V = ma.validate
+
+
+class ProblemItemSchema(ma.Schema):
+    line = ma.fields.Integer(allow_none=True)
+    column = ma.fields.Integer(allow_none=True)
+    code = ma.fields.String()
+    message = ma.fields.String()
+    severity = ma.fields.String()
+    source = ma.fields.String(allow_none=True)
+
+
+class CollectionFormSchema(ma.Schema):
+    name = ma.fields.String(required=True, validate=V.Length(min=1, max=200))
+    description = ma.fields.String(load_default="", validate=V.Length(max=5000))
+    grade_scale = ma.fields.String(load_default="", validate=V.Length(max=200),
+                                   metadata={"description": "e.g. '0-4' or 'L0-L4' (informative)"})
+    qrels_format = ma.fields.String(load_default="auto", validate=V.OneOf(QRELS_FORMATS))
+
+
+class CollectionFilesSchema(ma.Schema):
+    qrels = Upload(required=True, metadata={"description": "judgments: TREC/ndeval qrels, NTCIR or EvALL; gzip ok"})
+    intent_weights = Upload(metadata={"description": "NTCIR intent probabilities 'topic intent p' (optional)"})
+
+
+class CollectionSchema(ma.Schema):
+    id = ma.fields.String()
+    name = ma.fields.String()
+    description = ma.fields.String()
+    grade_scale = ma.fields.String()
+    qrels_format = ma.fields.String()
+    qrels = ma.fields.Dict(metadata={"description": "{filename, sha256}"})
+    intent_weights = ma.fields.Dict(allow_none=True)
+    n_topics = ma.fields.Integer()
+    n_judgments = ma.fields.Integer()
+    n_intents = ma.fields.Integer()
+    warnings = ma.fields.List(ma.fields.Nested(ProblemItemSchema))
+    created_at = ma.fields.DateTime()
+
+
+class RunFormSchema(ma.Schema):
+    collection = ma.fields.String(required=True, metadata={"description": "collection id"})
+    name = ma.fields.String(validate=V.Length(min=1, max=300),
+                            metadata={"description": "file name for a raw-body upload (default: run)"})
+
+
+class RunFilesSchema(ma.Schema):
+    run = Upload(metadata={"description": "a TREC run 'qid Q0 docno rank score tag'; gzip ok"})
+
+
+class RunSchema(ma.Schema):
+    id = ma.fields.String()
+    collection = ma.fields.String()
+    name = ma.fields.String(metadata={"description": "the run's name in results: file name without .gz"})
+    filename = ma.fields.String()
+    sha256 = ma.fields.String()
+    n_topics = ma.fields.Integer()
+    n_rows = ma.fields.Integer()
+    warnings = ma.fields.List(ma.fields.Nested(ProblemItemSchema))
+    created_at = ma.fields.DateTime()
+
+
+class _EvaluationOptions(ma.Schema):
+    measures = ma.fields.List(ma.fields.String(), required=True, validate=V.Length(min=1, max=200),
+                              metadata={"example": ["AP", "nDCG@10", "alpha_nDCG@20"]})
+    ties = ma.fields.String(load_default="trec", validate=V.OneOf(TIE_POLICIES))
+    topics = ma.fields.String(load_default="common", validate=V.OneOf(TOPIC_POLICIES))
+    per_topic = ma.fields.Boolean(load_default=False)
+
+
+class EvaluationRequestSchema(_EvaluationOptions):
+    collection = ma.fields.String(required=True)
+    runs = ma.fields.List(ma.fields.String(), required=True, validate=V.Length(min=1, max=1000))
+
+
+class SubmissionFormSchema(ma.Schema):
+    collection = ma.fields.String(required=True)
+    measures = ma.fields.String(required=True, metadata={"description": "measure names, space or comma separated"})
+    ties = ma.fields.String(load_default="trec", validate=V.OneOf(TIE_POLICIES))
+    topics = ma.fields.String(load_default="common", validate=V.OneOf(TOPIC_POLICIES))
+    per_topic = ma.fields.Boolean(load_default=False)
+
+
+class SubmissionFilesSchema(ma.Schema):
+    run = Upload(required=True, metadata={"description": "one or more run files (repeat the field)"})
+
+
+class JobSchema(ma.Schema):
+    id = ma.fields.String()
+    state = ma.fields.String(validate=V.OneOf(JOB_STATES))
+    stage = ma.fields.String()
+    progress = ma.fields.Float(metadata={"description": "fraction done, 0 to 1"})
+    attempts = ma.fields.Integer()
+    collection = ma.fields.String()
+    runs = ma.fields.List(ma.fields.String())
+    measures = ma.fields.List(ma.fields.String())
+    ties = ma.fields.String()
+    topics = ma.fields.String()
+    per_topic = ma.fields.Boolean()
+    created_at = ma.fields.DateTime()
+    started_at = ma.fields.DateTime(allow_none=True)
+    finished_at = ma.fields.DateTime(allow_none=True)
+    updated_at = ma.fields.DateTime()
+    error = ma.fields.Dict(allow_none=True)
+    links = ma.fields.Dict()
+
+
+class ResultQuerySchema(ma.Schema):
+    format = ma.fields.String(load_default="json", validate=V.OneOf(FORMATS))
+    per_topic = ma.fields.Boolean(metadata={"description": "default: what the evaluation asked for"})
+
+
+class HealthSchema(ma.Schema):
+    status = ma.fields.String()
+    database = ma.fields.String()
+    broker = ma.fields.String()
+    version = ma.fields.String()

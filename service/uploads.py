@@ -1,0 +1,75 @@
+"""Validating and storing uploads: the engine's readers check every file before anything is stored, and a file
+with errors is refused with all its problems (422); what is accepted is committed before the API answers."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from evaluation.formats import Blob, parse_intent_weights, parse_run
+from evaluation.pipeline import parse_judgments
+from evaluation.problems import InputError, Parsed
+from service.models import Collection, RunRecord, new_id
+from service.problems import ApiProblem
+from service.state import ServiceState
+
+
+def to_blob(data: bytes, filename: str) -> Blob:
+    """Upload bytes as an engine input (gzip decompressed); a corrupt gzip stream is a 422 problem."""
+    try:
+        return Blob.from_bytes(data, filename)
+    except InputError as exc:
+        raise _refused(filename, exc.as_dicts(), exc.omitted) from None
+
+
+def _refused(filename: str, problems: list[dict[str, Any]], omitted: int = 0) -> ApiProblem:
+    errors = sum(p["severity"] == "error" for p in problems) + omitted
+    more = f" ({omitted} more errors not listed)" if omitted else ""
+    return ApiProblem(422, "invalid-upload", f"{filename}: {errors} error(s); nothing was stored{more}", problems)
+
+
+def _checked(parsed: Parsed[Any], filename: str) -> Any:
+    if parsed.value is None or parsed.errors or parsed.omitted_errors:
+        raise _refused(filename, [p.as_dict() for p in parsed.problems], parsed.omitted_errors)
+    return parsed.value
+
+
+def create_collection(st: ServiceState, owner_id: str, form: dict[str, Any], qrels: tuple[str, bytes],
+                      intent_weights: tuple[str, bytes] | None) -> Collection:
+    """Validate the judgments (and intent weights) and store the collection; immutable from now on."""
+    qrels_blob = to_blob(qrels[1], qrels[0])
+    parsed_judgments = parse_judgments(qrels_blob, form["qrels_format"])
+    judged, _ = _checked(parsed_judgments, qrels[0])  # an EvALL gold's own weights are re-read by the worker
+    warnings = [p.as_dict() for p in parsed_judgments.warnings]
+    weights_sha = None
+    if intent_weights is not None:
+        parsed = parse_intent_weights(to_blob(intent_weights[1], intent_weights[0]))
+        _checked(parsed, intent_weights[0])
+        warnings += [p.as_dict() for p in parsed.warnings]
+    with st.db.session() as s:
+        qrels_sha = st.blobs.put(s, qrels[1])
+        if intent_weights is not None:
+            weights_sha = st.blobs.put(s, intent_weights[1])
+        row = Collection(
+            id=new_id("col"), owner_id=owner_id, name=form["name"], description=form["description"],
+            grade_scale=form["grade_scale"], qrels_sha256=qrels_sha, qrels_filename=qrels[0],
+            qrels_format=form["qrels_format"], intent_weights_sha256=weights_sha,
+            intent_weights_filename=intent_weights[0] if intent_weights else None,
+            n_topics=len(judged.topics), n_judgments=len(judged), n_intents=len(judged.intents), warnings=warnings,
+        )
+        s.add(row)
+    return row
+
+
+def create_run(st: ServiceState, owner_id: str, collection_id: str, filename: str, data: bytes) -> RunRecord:
+    """Validate a run file and store it against a collection."""
+    parsed = parse_run(to_blob(data, filename))
+    run = _checked(parsed, filename)
+    with st.db.session() as s:
+        if s.get(Collection, collection_id) is None:
+            raise ApiProblem(404, "not-found", f"no collection {collection_id}")
+        sha = st.blobs.put(s, data)
+        row = RunRecord(id=new_id("run"), owner_id=owner_id, collection_id=collection_id, name=run.name,
+                        filename=filename, sha256=sha, n_topics=len(run.topics), n_rows=len(run),
+                        warnings=[p.as_dict() for p in parsed.warnings])
+        s.add(row)
+    return row

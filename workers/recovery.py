@@ -1,0 +1,60 @@
+"""The sweeper: repairs what a crash or a broker restart lost. Each worker runs it in a background thread;
+every few seconds it republishes jobs whose message may be gone (queued too long, or running under an expired
+lease because their worker died). Duplicated messages are harmless: claiming a job is atomic."""
+
+from __future__ import annotations
+
+import logging
+import threading
+from typing import Any
+
+from celery import Celery
+from celery.signals import worker_ready, worker_shutdown
+
+from service import jobs
+from service.db import Database
+from service.queue import JobQueue
+
+log = logging.getLogger(__name__)
+
+
+def sweep_once(db: Database, queue: JobQueue, requeue_after_seconds: float) -> list[str]:
+    """Republish every job that needs it; returns their ids."""
+    ids = jobs.jobs_to_republish(db, requeue_after_seconds)
+    for job_id in ids:
+        queue.publish(job_id)
+    if ids:
+        log.info("sweeper republished %d job(s): %s", len(ids), ", ".join(ids[:5]))
+    return ids
+
+
+class Sweeper(threading.Thread):
+    def __init__(self, app: Celery) -> None:
+        super().__init__(name="evalserve-sweeper", daemon=True)
+        self.settings = app.conf.evalserve_settings
+        self.db = Database(self.settings.database_url)
+        self.queue = JobQueue(app, self.db)
+        self.halt = threading.Event()
+
+    def run(self) -> None:
+        while not self.halt.is_set():
+            try:
+                sweep_once(self.db, self.queue, self.settings.requeue_after_seconds)
+            except Exception as exc:  # the database or broker is down: try again later
+                log.warning("sweep failed: %s", exc)
+            self.halt.wait(self.settings.sweep_every_seconds)
+
+
+def install(app: Celery) -> None:
+    """Start a sweeper in the worker's main process when the worker is ready; stop it at shutdown."""
+    state: dict[str, Sweeper] = {}
+
+    @worker_ready.connect(weak=False)
+    def _start(sender: Any = None, **_: Any) -> None:
+        sweeper = state["sweeper"] = Sweeper(app)
+        sweeper.start()
+
+    @worker_shutdown.connect(weak=False)
+    def _stop(sender: Any = None, **_: Any) -> None:
+        if "sweeper" in state:
+            state["sweeper"].halt.set()

@@ -1,0 +1,143 @@
+"""Running one evaluation job: claim it, load its inputs from the blob store, call the engine with progress
+and cancellation, store the result document, record the outcome. Celery-free, so tests can call it directly."""
+
+from __future__ import annotations
+
+import json
+import logging
+import socket
+import threading
+import time
+import uuid
+from typing import Any
+
+from sqlalchemy.exc import OperationalError
+
+from evaluation.formats import Blob
+from evaluation.measures.base import MeasureError
+from evaluation.pipeline import load_inputs, run_evaluation
+from evaluation.problems import InputError
+from service import jobs
+from service.models import Collection, RunRecord
+from workers.context import WorkerContext
+
+log = logging.getLogger(__name__)
+
+
+class Stop(Exception):
+    """Raised inside the engine's progress callback to abandon a job (cancelled, or the lease was lost)."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+def worker_name() -> str:
+    """Unique per attempt: host, process and a random suffix."""
+    import os
+
+    return f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
+
+
+class Lease:
+    """Keeps a claimed job's lease alive from a background thread and relays progress and cancel requests."""
+
+    def __init__(self, ctx: WorkerContext, claim: jobs.Claim) -> None:
+        self.ctx, self.claim = ctx, claim
+        self.stop_reason: str | None = None
+        self._stage: str | None = None
+        self._progress: float | None = None
+        self._lock = threading.Lock()
+        self._done = threading.Event()
+        self._thread = threading.Thread(target=self._beat, name=f"lease-{claim.job_id}", daemon=True)
+
+    def __enter__(self) -> Lease:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self._done.set()
+        self._thread.join(timeout=5)
+
+    def progress(self, stage: str, fraction: float) -> None:
+        """The engine's progress callback: note it (written with the next heartbeat) and stop if asked to."""
+        with self._lock:
+            self._stage, self._progress = stage, fraction
+        if self.stop_reason is not None:
+            raise Stop(self.stop_reason)
+
+    def _beat(self) -> None:
+        every = max(0.2, min(2.0, self.ctx.settings.lease_seconds / 4))
+        while not self._done.wait(every):
+            with self._lock:
+                stage, fraction = self._stage, self._progress
+                self._stage = self._progress = None
+            try:
+                ours, cancel = jobs.heartbeat(self.ctx.db, self.claim, self.ctx.settings.lease_seconds, stage, fraction)
+            except OperationalError as exc:  # database briefly unavailable: try again at the next beat
+                log.warning("heartbeat of %s failed: %s", self.claim.job_id, exc)
+                continue
+            if not ours:
+                self.stop_reason = "lease-lost"
+            elif cancel:
+                self.stop_reason = "cancelled"
+
+
+def run_job(ctx: WorkerContext, job_id: str) -> str:
+    """Run the job if this worker can claim it; returns what happened (for logs and tests)."""
+    settings = ctx.settings
+    claim = jobs.claim(ctx.db, job_id, worker_name(), settings.lease_seconds, settings.max_attempts)
+    if claim is None:
+        return "skipped"
+    with Lease(ctx, claim) as lease:
+        try:
+            lease.progress("reading inputs", 0.0)
+            document = _evaluate(ctx, claim, lease)
+            with ctx.db.session() as s:
+                sha = ctx.blobs.put(s, json.dumps(document, separators=(",", ":")).encode())
+            lease.progress("storing results", 1.0)
+            return "succeeded" if jobs.finish(ctx.db, claim, "succeeded", result_sha256=sha) else "lost"
+        except Stop as stop:
+            if stop.reason == "cancelled":
+                jobs.finish(ctx.db, claim, "cancelled")
+                return "cancelled"
+            return "lost"
+        except InputError as exc:
+            jobs.finish(ctx.db, claim, "failed", error=jobs.error_detail(
+                "invalid-input", str(exc), [p.as_dict() for p in exc.problems]))
+            return "failed"
+        except MeasureError as exc:
+            jobs.finish(ctx.db, claim, "failed", error=jobs.error_detail("invalid-measure", str(exc)))
+            return "failed"
+        except OperationalError:
+            jobs.release(ctx.db, claim, "database unavailable")
+            raise  # the task retries with backoff
+        except Exception as exc:  # a bug: record it on the job rather than leave it running
+            log.exception("job %s failed", job_id)
+            jobs.finish(ctx.db, claim, "failed", error=jobs.error_detail(
+                "internal-error", f"{type(exc).__name__}: {exc}"))
+            return "failed"
+
+
+def _evaluate(ctx: WorkerContext, claim: jobs.Claim, lease: Lease) -> dict[str, Any]:
+    request = claim.request
+    with ctx.db.session() as s:
+        collection = s.get(Collection, claim.collection_id)
+        assert collection is not None
+        qrels = Blob.from_bytes(ctx.blobs.get(s, collection.qrels_sha256), collection.qrels_filename)
+        weights = None
+        if collection.intent_weights_sha256:
+            weights = Blob.from_bytes(ctx.blobs.get(s, collection.intent_weights_sha256),
+                                      collection.intent_weights_filename or "intent-weights")
+        runs = []
+        for run_id in request["runs"]:
+            record = s.get(RunRecord, run_id)
+            assert record is not None
+            runs.append(Blob.from_bytes(ctx.blobs.get(s, record.sha256), record.filename))
+    started = time.monotonic()
+    inputs = load_inputs(qrels, runs, qrels_format=collection.qrels_format, intent_weights=weights)
+    lease.progress("inputs read", 0.0)
+    report = run_evaluation(inputs, request["measures"], ties=request["ties"], topics=request["topics"],
+                            progress=lease.progress)
+    log.info("job %s: %d runs in %.2fs", claim.job_id, len(runs), time.monotonic() - started)
+    return report.as_json(per_topic=True)

@@ -1,0 +1,23 @@
+"""Celery tasks: thin wrappers that hand a job id to ``workers.runner``. Idempotent (a job already finished or
+held by another worker is skipped), acknowledged late, retried with backoff when the database is unavailable."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sqlalchemy.exc import OperationalError
+
+from workers.celery_app import EVALUATE_TASK, app
+from workers.context import context_for
+from workers.recovery import install as install_sweeper
+from workers.runner import run_job
+
+
+@app.task(name=EVALUATE_TASK, bind=True, acks_late=True, reject_on_worker_lost=True,
+          autoretry_for=(OperationalError,), retry_backoff=True, retry_backoff_max=60, max_retries=10)
+def evaluate(self: Any, job_id: str) -> str:
+    """Run evaluation job ``job_id`` (the job's row holds everything else)."""
+    return run_job(context_for(self.app), job_id)
+
+
+install_sweeper(app)
