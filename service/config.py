@@ -28,6 +28,7 @@ class Settings:
     sweep_every_seconds: float = 10.0
     job_time_limit_seconds: float = 6 * 3600.0
     max_attempts: int = 5
+    queue: str = "evalserve"  # broker queue name: deployments sharing one Redis keep apart by name
     extra: dict[str, str] = field(default_factory=dict)
 
     @property
@@ -39,7 +40,8 @@ class Settings:
         """``EVALSERVE_DATA_DIR`` (default ``~/.local/share/evalserve``), ``DATABASE_URL`` (default SQLite in the
         data dir), ``REDIS_URL`` (default: an embedded SQLite broker in the data dir), ``EVALSERVE_BLOB_DIR``,
         ``EVALSERVE_MAX_UPLOAD_MB``, ``EVALSERVE_LEASE_SECONDS``, ``EVALSERVE_REQUEUE_AFTER_SECONDS``,
-        ``EVALSERVE_SWEEP_SECONDS``, ``EVALSERVE_JOB_TIME_LIMIT_SECONDS``, ``EVALSERVE_MAX_ATTEMPTS``."""
+        ``EVALSERVE_SWEEP_SECONDS``, ``EVALSERVE_JOB_TIME_LIMIT_SECONDS``, ``EVALSERVE_MAX_ATTEMPTS``,
+        ``EVALSERVE_QUEUE``."""
         env = dict(os.environ if environ is None else environ)
         data_dir = Path(env.get("EVALSERVE_DATA_DIR") or default_data_dir()).expanduser()
         database_url = _normalise_database_url(env.get("DATABASE_URL") or f"sqlite:///{data_dir / 'evalserve.db'}")
@@ -56,6 +58,7 @@ class Settings:
             sweep_every_seconds=float(env.get("EVALSERVE_SWEEP_SECONDS", "10")),
             job_time_limit_seconds=float(env.get("EVALSERVE_JOB_TIME_LIMIT_SECONDS", str(6 * 3600))),
             max_attempts=int(env.get("EVALSERVE_MAX_ATTEMPTS", "5")),
+            queue=env.get("EVALSERVE_QUEUE", "evalserve"),
         )
 
 

@@ -9,7 +9,7 @@ from celery import Celery
 
 from service import jobs
 from service.db import Database
-from workers.celery_app import EVALUATE_TASK, QUEUE
+from workers.celery_app import EVALUATE_TASK
 
 log = logging.getLogger(__name__)
 
@@ -21,7 +21,8 @@ class JobQueue:
     def publish(self, job_id: str) -> bool:
         """Send the job's message; True when the broker took it."""
         try:
-            self.celery.send_task(EVALUATE_TASK, args=[job_id], queue=QUEUE, retry=True,
+            queue = self.celery.conf.evalserve_settings.queue
+            self.celery.send_task(EVALUATE_TASK, args=[job_id], queue=queue, retry=True,
                                   retry_policy={"max_retries": 2, "interval_start": 0.2, "interval_step": 0.5})
         except Exception as exc:  # broker down: the sweeper will publish the job later
             log.warning("could not publish job %s (%s); it stays queued in the database", job_id, exc)

@@ -13,7 +13,6 @@ from service.config import Settings
 
 #: the one task name the API publishes; the API does not import the task code
 EVALUATE_TASK = "evalserve.evaluate"
-QUEUE = "evalserve"
 
 
 def make_celery(settings: Settings) -> Celery:
@@ -29,7 +28,7 @@ def make_celery(settings: Settings) -> Celery:
         # a message unacknowledged this long is redelivered; the database lease repairs faster (workers.recovery)
         transport_options = {"visibility_timeout": max(3600, int(settings.job_time_limit_seconds) + 600)}
     app.conf.update(
-        task_default_queue=QUEUE,
+        task_default_queue=settings.queue,
         task_acks_late=True,
         task_reject_on_worker_lost=True,
         task_ignore_result=True,

@@ -33,10 +33,10 @@ def register(sub: Any) -> None:
     w.set_defaults(handler=worker)
 
 
-def worker_command(concurrency: int, loglevel: str = "info") -> list[str]:
-    from workers.celery_app import QUEUE
-
-    return [sys.executable, "-m", "celery", "-A", "workers.tasks", "worker", "-Q", QUEUE,
+def worker_command(concurrency: int, loglevel: str = "info", queue: str | None = None) -> list[str]:
+    """The Celery worker command line (settings, including the queue name, come from the environment)."""
+    queue = queue or Settings.from_env().queue
+    return [sys.executable, "-m", "celery", "-A", "workers.tasks", "worker", "-Q", queue,
             "--concurrency", str(concurrency), "--loglevel", loglevel, "--without-gossip", "--without-mingle"]
 
 
