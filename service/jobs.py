@@ -39,7 +39,7 @@ def create_job(db_session: Any, job: Job) -> Job:
 def mark_published(db: Database, job_id: str) -> None:
     """Record that a wake-up message for the job went to the broker (the sweeper re-sends old ones)."""
     with db.session() as s:
-        s.execute(update(Job).where(Job.id == job_id, Job.state == "queued").values(enqueued_at=utcnow()))
+        s.execute(_update_jobs().where(Job.id == job_id, Job.state == "queued").values(enqueued_at=utcnow()))
 
 
 def claim(db: Database, job_id: str, worker: str, lease_seconds: float, max_attempts: int) -> Claim | None:
@@ -52,17 +52,17 @@ def claim(db: Database, job_id: str, worker: str, lease_seconds: float, max_atte
         if job is None or job.state in FINAL_STATES:
             return None
         if job.cancel_requested:
-            s.execute(update(Job).where(Job.id == job_id, claimable).values(
+            s.execute(_update_jobs().where(Job.id == job_id, claimable).values(
                 state="cancelled", stage="cancelled", finished_at=now, updated_at=now))
             return None
         if job.attempts >= max_attempts:
-            s.execute(update(Job).where(Job.id == job_id, claimable).values(
+            s.execute(_update_jobs().where(Job.id == job_id, claimable).values(
                 state="failed", stage="failed", finished_at=now, updated_at=now,
                 error=_error("worker-lost", f"the job was started {job.attempts} times and its worker stopped"
                              " each time (killed, out of memory or over its time limit)")))
             return None
         taken = s.execute(
-            update(Job)
+            _update_jobs()
             .where(Job.id == job_id, claimable)
             .values(state="running", stage="starting", lease_owner=worker, attempts=Job.attempts + 1,
                     lease_expires_at=now + timedelta(seconds=lease_seconds),
@@ -83,7 +83,7 @@ def heartbeat(db: Database, claim_: Claim, lease_seconds: float, stage: str | No
     if progress is not None:
         values["progress"] = float(progress)
     with db.session() as s:
-        done = s.execute(update(Job).where(_held(claim_)).values(**values))
+        done = s.execute(_update_jobs().where(_held(claim_)).values(**values))
         cancel = s.execute(select(Job.cancel_requested).where(Job.id == claim_.job_id)).scalar()
     return _changed(done) == 1, bool(cancel)
 
@@ -98,7 +98,7 @@ def finish(db: Database, claim_: Claim, state: str, *, result_sha256: str | None
     if state == "succeeded":
         values["progress"] = 1.0
     with db.session() as s:
-        done = s.execute(update(Job).where(_held(claim_)).values(**values))
+        done = s.execute(_update_jobs().where(_held(claim_)).values(**values))
     return _changed(done) == 1
 
 
@@ -106,7 +106,7 @@ def release(db: Database, claim_: Claim, why: str) -> None:
     """Give a job back to the queue (a transient fault): another attempt may claim it at once."""
     now = utcnow()
     with db.session() as s:
-        s.execute(update(Job).where(_held(claim_)).values(
+        s.execute(_update_jobs().where(_held(claim_)).values(
             state="queued", stage=f"queued again: {why}"[:300], lease_owner=None, lease_expires_at=None,
             enqueued_at=None, updated_at=now))
 
@@ -116,9 +116,9 @@ def request_cancel(db: Database, job_id: str) -> str | None:
     state after the request, or None when the job does not exist."""
     now = utcnow()
     with db.session() as s:
-        s.execute(update(Job).where(Job.id == job_id, Job.state == "queued").values(
+        s.execute(_update_jobs().where(Job.id == job_id, Job.state == "queued").values(
             state="cancelled", stage="cancelled", cancel_requested=True, finished_at=now, updated_at=now))
-        s.execute(update(Job).where(Job.id == job_id, Job.state == "running").values(
+        s.execute(_update_jobs().where(Job.id == job_id, Job.state == "running").values(
             cancel_requested=True, stage="cancelling", updated_at=now))
         return s.execute(select(Job.state).where(Job.id == job_id)).scalar()
 
@@ -136,10 +136,16 @@ def jobs_to_republish(db: Database, requeue_after_seconds: float, limit: int = 5
     ids: list[str] = []
     with db.session() as s:
         for job_id in s.execute(select(Job.id).where(lost).order_by(Job.created_at).limit(limit)).scalars():
-            bumped = s.execute(update(Job).where(Job.id == job_id, lost).values(enqueued_at=now))
+            bumped = s.execute(_update_jobs().where(Job.id == job_id, lost).values(enqueued_at=now))
             if _changed(bumped) == 1:
                 ids.append(job_id)
     return ids
+
+
+def _update_jobs() -> Any:
+    """UPDATE jobs, without synchronising loaded objects in Python (the WHERE clause is the database's business;
+    SQLite hands back naive datetimes that Python could not compare with aware ones)."""
+    return update(Job).execution_options(synchronize_session=False)
 
 
 def _changed(result: Any) -> int:
