@@ -67,7 +67,8 @@ class Lease:
             raise Stop(self.stop_reason)
 
     def _beat(self) -> None:
-        every = max(0.2, min(2.0, self.ctx.settings.lease_seconds / 4))
+        # progress and cancel requests travel with the heartbeat: twice a second keeps both prompt
+        every = max(0.1, min(0.5, self.ctx.settings.lease_seconds / 4))
         while not self._done.wait(every):
             with self._lock:
                 stage, fraction = self._stage, self._progress

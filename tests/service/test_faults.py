@@ -163,3 +163,28 @@ def test_a_submission_while_the_broker_is_down_is_kept_and_run_later(
         private_redis("start")
         service.start_worker()
         assert service.wait_job(http, job.json()["id"], timeout=120)["state"] == "succeeded"
+
+
+def test_a_running_job_reports_progress_and_can_be_cancelled(stack: Callable[..., LiveService],
+                                                             files: dict[str, Path]) -> None:
+    service = stack("embedded", **FAST_RECOVERY)
+    service.start_api()
+    with service.client() as http:
+        job_id = _heavy_job(http, files, copies=80)
+        service.start_worker()
+        seen: list[tuple[str, float]] = []
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            job = http.get(f"/v1/jobs/{job_id}").json()
+            if job["state"] == "running" and job["stage"].startswith("evaluating run"):
+                seen.append((job["stage"], job["progress"]))
+                if len(seen) >= 2 and seen[-1][1] > 0:
+                    break
+            assert job["state"] in ("queued", "running"), job
+            time.sleep(0.05)
+        assert seen and 0 < seen[-1][1] < 1 and " of 80: " in seen[-1][0], seen
+        assert http.delete(f"/v1/jobs/{job_id}").json()["state"] in ("running", "cancelled")
+        done = service.wait_job(http, job_id, timeout=60)
+        assert done["state"] == "cancelled", done
+        assert done["attempts"] == 1
+        assert http.get(f"/v1/jobs/{job_id}/result").status_code == 409
