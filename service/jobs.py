@@ -130,8 +130,9 @@ def jobs_to_republish(db: Database, requeue_after_seconds: float, limit: int = 5
     stale_before: datetime = now - timedelta(seconds=requeue_after_seconds)
     lost = or_(
         and_(Job.state == "queued", or_(Job.enqueued_at.is_(None), Job.enqueued_at < stale_before)),
+        # not yet re-published since the lease ran out (or re-published long ago and still not picked up)
         and_(Job.state == "running", Job.lease_expires_at < now,
-             or_(Job.enqueued_at.is_(None), Job.enqueued_at < now - timedelta(seconds=5))),
+             or_(Job.enqueued_at.is_(None), Job.enqueued_at < Job.lease_expires_at, Job.enqueued_at < stale_before)),
     )
     ids: list[str] = []
     with db.session() as s:

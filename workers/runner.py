@@ -84,8 +84,9 @@ class Lease:
                 self.stop_reason = "cancelled"
 
 
-def run_job(ctx: WorkerContext, job_id: str) -> str:
-    """Run the job if this worker can claim it; returns what happened (for logs and tests)."""
+def run_job(ctx: WorkerContext, job_id: str, time_limit_errors: tuple[type[BaseException], ...] = ()) -> str:
+    """Run the job if this worker can claim it; returns what happened (for logs and tests).
+    ``time_limit_errors``: the exceptions the task runner raises when a job overruns its time limit."""
     settings = ctx.settings
     claim = jobs.claim(ctx.db, job_id, worker_name(), settings.lease_seconds, settings.max_attempts)
     if claim is None:
@@ -113,6 +114,11 @@ def run_job(ctx: WorkerContext, job_id: str) -> str:
         except OperationalError:
             jobs.release(ctx.db, claim, "database unavailable")
             raise  # the task retries with backoff
+        except time_limit_errors:
+            limit = settings.job_time_limit_seconds
+            jobs.finish(ctx.db, claim, "failed", error=jobs.error_detail(
+                "time-limit", f"the job ran longer than its limit of {limit:g} s (EVALSERVE_JOB_TIME_LIMIT_SECONDS)"))
+            return "failed"
         except Exception as exc:  # a bug: record it on the job rather than leave it running
             log.exception("job %s failed", job_id)
             jobs.finish(ctx.db, claim, "failed", error=jobs.error_detail(

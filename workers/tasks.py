@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from celery.exceptions import SoftTimeLimitExceeded
 from sqlalchemy.exc import OperationalError
 
 from workers.celery_app import EVALUATE_TASK, app
@@ -17,7 +18,7 @@ from workers.runner import run_job
           autoretry_for=(OperationalError,), retry_backoff=True, retry_backoff_max=60, max_retries=10)
 def evaluate(self: Any, job_id: str) -> str:
     """Run evaluation job ``job_id`` (the job's row holds everything else)."""
-    return run_job(context_for(self.app), job_id)
+    return run_job(context_for(self.app), job_id, (SoftTimeLimitExceeded,))
 
 
 install_sweeper(app)
