@@ -6,6 +6,7 @@ Nothing is mocked: the tests talk HTTP to gunicorn, jobs go through the broker t
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import socket
@@ -139,10 +140,8 @@ class LiveService:
     def kill(proc: subprocess.Popen[bytes], sig: int = signal.SIGKILL) -> None:
         """Signal the process and everything it started (its session)."""
         if proc.poll() is None:
-            try:
+            with contextlib.suppress(ProcessLookupError):
                 os.killpg(proc.pid, sig)
-            except ProcessLookupError:
-                pass
         try:
             proc.wait(timeout=30)
         except subprocess.TimeoutExpired:
