@@ -1,0 +1,126 @@
+"""Load test of the service on localhost: N submissions of a TREC-size run (49,413 lines, TREC Web 2012) from C
+concurrent clients against real processes (gunicorn + a Celery worker), on the embedded default or PostgreSQL +
+Redis. Checks that every submission is accepted and succeeds with the same numbers (none lost) and reports job
+latency (submit -> succeeded, as a polling client sees it, and created -> finished as the server records it).
+
+    python3 bench/load_service.py                      # 200 submissions, 20 clients, embedded default
+    python3 bench/load_service.py --backend redis-postgres --submissions 200 --clients 20
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+import tempfile
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import ExitStack
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from tests.conftest import shared_data_dir  # noqa: E402
+from tests.service.live import LiveService, postgres_database, service_env  # noqa: E402
+
+MEASURES = "AP P@10 nDCG@10 ERR@20 alpha_nDCG@20 ERR_IA@20 NRBP StRecall@20"
+
+
+def percentile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, max(0, round(q * (len(ordered) - 1))))]
+
+
+def submit_and_wait(service: LiveService, collection: str, run: bytes, index: int) -> dict[str, Any]:
+    with service.client() as http:
+        started = time.perf_counter()
+        response = http.post("/v1/submissions", data={"collection": collection, "measures": MEASURES},
+                             files={"run": (f"run{index:03d}.txt.gz", run)},
+                             headers={"Idempotency-Key": f"load-{index}"})
+        accepted = time.perf_counter()
+        if response.status_code != 202:
+            return {"index": index, "error": f"{response.status_code} {response.text[:200]}"}
+        job_id = response.json()["id"]
+        delay = 0.1
+        while True:
+            job = http.get(f"/v1/jobs/{job_id}").json()
+            if job["state"] in ("succeeded", "failed", "cancelled"):
+                break
+            time.sleep(delay)
+            delay = min(1.0, delay * 1.5)
+        seen = time.perf_counter()
+        result = http.get(f"/v1/jobs/{job_id}/result").json() if job["state"] == "succeeded" else None
+    server = (datetime.fromisoformat(job["finished_at"]) - datetime.fromisoformat(job["created_at"])).total_seconds()
+    return {"index": index, "job": job_id, "state": job["state"], "submit_s": accepted - started,
+            "client_latency_s": seen - started, "server_latency_s": server,
+            "values": result["runs"][f"run{index:03d}.txt"] if result else None}
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--backend", choices=("embedded", "redis-postgres"), default="embedded")
+    parser.add_argument("--submissions", type=int, default=200)
+    parser.add_argument("--clients", type=int, default=20)
+    parser.add_argument("--concurrency", type=int, default=2, help="worker processes")
+    parser.add_argument("--api-workers", type=int, default=4)
+    args = parser.parse_args()
+    data = shared_data_dir()
+    qrels = data / "trec-web-2009-2014" / "2012" / "qrels-for-ndeval.txt"
+    run = (data / "trec-web-2012-runs" / "runs" / "ql-results-catb.txt.gz").read_bytes()
+    with tempfile.TemporaryDirectory() as tmp, ExitStack() as cleanup:
+        url = cleanup.enter_context(postgres_database()) if args.backend == "redis-postgres" else None
+        service = LiveService(service_env(Path(tmp), args.backend, url), logs=Path(tmp))
+        service.setup()
+        cleanup.callback(service.stop)
+        service.start_api(workers=args.api_workers)
+        service.start_worker(concurrency=args.concurrency)
+        with service.client() as http:
+            collection = http.post("/v1/collections", data={"name": "web2012"},
+                                   files={"qrels": qrels.open("rb")}).json()["id"]
+            warm = submit_and_wait(service, collection, run, 9999)  # untimed: first-use costs
+            assert warm["state"] == "succeeded", warm
+        lock = threading.Lock()
+        done = 0
+
+        def one(i: int) -> dict[str, Any]:
+            nonlocal done
+            outcome = submit_and_wait(service, collection, run, i)
+            with lock:
+                done += 1
+                if done % 20 == 0:
+                    print(f"  {done}/{args.submissions} done", file=sys.stderr, flush=True)
+            return outcome
+
+        started = time.perf_counter()
+        with ThreadPoolExecutor(args.clients) as pool:
+            outcomes = list(pool.map(one, range(args.submissions)))
+        wall = time.perf_counter() - started
+    failed = [o for o in outcomes if o.get("state") != "succeeded"]
+    reference = warm["values"]
+    differing = [o["index"] for o in outcomes if o.get("values") is not None and o["values"] != reference]
+    client = [o["client_latency_s"] for o in outcomes if "client_latency_s" in o]
+    server = [o["server_latency_s"] for o in outcomes if "server_latency_s" in o]
+    submit = [o["submit_s"] for o in outcomes if "submit_s" in o]
+    summary = {
+        "backend": args.backend, "submissions": args.submissions, "clients": args.clients,
+        "worker_processes": args.concurrency, "api_workers": args.api_workers,
+        "succeeded": args.submissions - len(failed), "lost_or_failed": len(failed), "results_differing": differing,
+        "wall_s": round(wall, 2), "throughput_jobs_per_s": round(args.submissions / wall, 2),
+        "submit_p50_s": round(percentile(submit, 0.5), 3), "submit_p95_s": round(percentile(submit, 0.95), 3),
+        "latency_client_p50_s": round(percentile(client, 0.5), 3),
+        "latency_client_p95_s": round(percentile(client, 0.95), 3),
+        "latency_server_p50_s": round(percentile(server, 0.5), 3),
+        "latency_server_p95_s": round(percentile(server, 0.95), 3),
+        "latency_server_mean_s": round(statistics.mean(server), 3) if server else None,
+    }
+    print(json.dumps(summary, indent=2))
+    return 0 if not failed and not differing else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
