@@ -5,10 +5,10 @@ from __future__ import annotations
 from typing import Any
 
 from flask.views import MethodView
-from flask_smorest import Blueprint, Page
-from sqlalchemy import func, select
+from flask_smorest import Blueprint
+from sqlalchemy import select
 
-from service.api._common import collection_out, get_or_404
+from service.api._common import collection_out, get_or_404, page_of
 from service.auth import current_token, require
 from service.idempotency import idempotent
 from service.models import Collection
@@ -24,14 +24,11 @@ blp = Blueprint("collections", __name__, url_prefix="/v1/collections", descripti
 class Collections(MethodView):
     @require("read")
     @blp.response(200, CollectionSchema(many=True))
-    @blp.paginate(Page)
+    @blp.paginate()
     def get(self, pagination_parameters: Any) -> Any:
         """List collections (every token can read every collection), newest first."""
         with state().db.session() as s:
-            pagination_parameters.item_count = s.execute(select(func.count()).select_from(Collection)).scalar()
-            rows = s.execute(select(Collection).order_by(Collection.created_at.desc())
-                             .offset(pagination_parameters.first_item)
-                             .limit(pagination_parameters.page_size)).scalars().all()
+            rows = page_of(s, select(Collection), Collection.created_at.desc(), pagination_parameters)
         return [collection_out(c) for c in rows]
 
     @require("submit")

@@ -7,12 +7,12 @@ from typing import Any
 
 from flask import Response
 from flask.views import MethodView
-from flask_smorest import Blueprint, Page
-from sqlalchemy import func, select
+from flask_smorest import Blueprint
+from sqlalchemy import select
 
 from evaluation.report import render_document
 from service import jobs as job_states
-from service.api._common import get_or_404, job_out, visible
+from service.api._common import get_or_404, job_out, page_of, visible
 from service.auth import require
 from service.models import Job
 from service.problems import ApiProblem, ProblemSchema
@@ -29,15 +29,12 @@ MEDIA = {"json": "application/json", "tsv": "text/tab-separated-values", "csv": 
 class Jobs(MethodView):
     @require("read")
     @blp.response(200, JobSchema(many=True))
-    @blp.paginate(Page)
+    @blp.paginate()
     def get(self, pagination_parameters: Any) -> Any:
         """List your jobs (an admin sees every job), newest first."""
         with state().db.session() as s:
             query = visible(select(Job), Job)
-            pagination_parameters.item_count = s.execute(
-                select(func.count()).select_from(query.subquery())).scalar()
-            rows = s.execute(query.order_by(Job.created_at.desc()).offset(pagination_parameters.first_item)
-                             .limit(pagination_parameters.page_size)).scalars().all()
+            rows = page_of(s, query, Job.created_at.desc(), pagination_parameters)
         return [job_out(j) for j in rows]
 
 

@@ -6,10 +6,10 @@ from typing import Any
 
 from flask import request
 from flask.views import MethodView
-from flask_smorest import Blueprint, Page
-from sqlalchemy import func, select
+from flask_smorest import Blueprint
+from sqlalchemy import select
 
-from service.api._common import get_or_404, run_out, visible
+from service.api._common import get_or_404, page_of, run_out, visible
 from service.auth import current_token, require
 from service.idempotency import idempotent
 from service.models import RunRecord
@@ -25,15 +25,12 @@ blp = Blueprint("runs", __name__, url_prefix="/v1/runs", description="Runs")
 class Runs(MethodView):
     @require("read")
     @blp.response(200, RunSchema(many=True))
-    @blp.paginate(Page)
+    @blp.paginate()
     def get(self, pagination_parameters: Any) -> Any:
         """List your runs (an admin sees every run), newest first."""
         with state().db.session() as s:
             query = visible(select(RunRecord), RunRecord)
-            pagination_parameters.item_count = s.execute(
-                select(func.count()).select_from(query.subquery())).scalar()
-            rows = s.execute(query.order_by(RunRecord.created_at.desc()).offset(pagination_parameters.first_item)
-                             .limit(pagination_parameters.page_size)).scalars().all()
+            rows = page_of(s, query, RunRecord.created_at.desc(), pagination_parameters)
         return [run_out(r) for r in rows]
 
     @require("submit")
