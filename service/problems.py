@@ -62,7 +62,9 @@ def from_http_exception(error: HTTPException) -> Response:
             429: "too-many-requests"}.get(status, "error" if status < 500 else "internal-error")
     if status == 422 and problems:
         detail = "the request has invalid fields: " + "; ".join(f"{p['field']}: {p['message']}" for p in problems)
-    headers = dict(data.get("headers") or {})
+    # the exception's own headers (``Allow`` of a 405, ``WWW-Authenticate``, ...), not its text/html Content-Type
+    headers = {k: v for k, v in error.get_headers() if k.lower() != "content-type"}
+    headers.update(data.get("headers") or {})
     return problem_response(status, code, str(detail), problems, headers)
 
 
