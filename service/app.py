@@ -8,6 +8,7 @@ from typing import Any
 
 from flask import Flask, Response
 from flask_smorest import Api
+from sqlalchemy.exc import DataError
 from werkzeug.exceptions import HTTPException, InternalServerError
 
 from evaluation.report import engine_version
@@ -15,7 +16,7 @@ from service.api import BLUEPRINTS
 from service.blobs import BlobStore
 from service.config import Settings
 from service.db import Database
-from service.problems import ProblemSchema, from_http_exception
+from service.problems import ProblemSchema, from_http_exception, problem_response
 from service.queue import JobQueue
 from service.state import ServiceState
 from workers.celery_app import make_celery
@@ -80,6 +81,9 @@ def create_app(settings: Settings | None = None, *, migrate: bool = False) -> Fl
     def _unexpected(error: Exception) -> Any:  # never a traceback to the client
         if isinstance(error, HTTPException):
             return from_http_exception(error)
+        if isinstance(error, DataError):  # a value PostgreSQL cannot hold (a NUL character, a too-long name)
+            reason = str(error.orig).splitlines()[0] if error.orig is not None else "the value is not valid"
+            return problem_response(422, "invalid-value", f"the database cannot hold a value of the request: {reason}")
         log.exception("unhandled error")
         return from_http_exception(InternalServerError("an internal error occurred; it has been logged"))
 
