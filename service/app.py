@@ -3,11 +3,14 @@ problem+json error payload, and the shared state (database, blob store, job queu
 
 from __future__ import annotations
 
+import http
 import logging
 from typing import Any
 
 from flask import Flask, Response
 from flask_smorest import Api
+from flask_smorest.pagination import PaginationMetadataSchema
+from flask_smorest.utils import prepare_response
 from sqlalchemy.exc import DataError
 from werkzeug.exceptions import HTTPException, InternalServerError
 
@@ -16,7 +19,7 @@ from service.api import BLUEPRINTS
 from service.blobs import BlobStore
 from service.config import Settings
 from service.db import Database
-from service.problems import ProblemSchema, from_http_exception, problem_response
+from service.problems import PROBLEM_JSON, ProblemSchema, from_http_exception, problem_response
 from service.queue import JobQueue
 from service.state import ServiceState
 from workers.celery_app import make_celery
@@ -42,6 +45,27 @@ class ProblemApi(Api):  # type: ignore[misc]
             if original is not None:
                 log.error("unhandled error", exc_info=original)
         return from_http_exception(error)
+
+    def _register_responses(self) -> None:
+        """Document the shared error responses (``default``, argument and pagination errors) as what they are:
+        ``application/problem+json`` (flask-smorest's own would say ``application/json``)."""
+        for status in http.HTTPStatus:
+            response: dict[str, Any] = {"description": status.phrase}
+            if not (100 <= status < 200) and status not in (204, 304):
+                response["schema"] = self.ERROR_SCHEMA
+            prepare_response(response, self.spec, PROBLEM_JSON)
+            self.spec.components.response(status.name, response, lazy=True)
+        default: dict[str, Any] = {"description": "Default error response", "schema": self.ERROR_SCHEMA}
+        prepare_response(default, self.spec, PROBLEM_JSON)
+        self.spec.components.response("DEFAULT_ERROR", default, lazy=True)
+
+    def _register_pagination_header(self) -> None:
+        """``X-Pagination`` carries JSON: documented as a JSON-encoded header, not as an object in the ``simple``
+        style (``total,3,...``) that the ``schema`` form flask-smorest writes would mean."""
+        self.spec.components.header("PAGINATION", {
+            "description": "Pagination metadata, JSON-encoded",
+            "content": {"application/json": {"schema": PaginationMetadataSchema}},
+        }, lazy=True)
 
 
 def create_app(settings: Settings | None = None, *, migrate: bool = False) -> Flask:

@@ -12,7 +12,7 @@ from service.api._common import collection_out, get_or_404, page_of
 from service.auth import current_token, require
 from service.idempotency import idempotent
 from service.models import Collection
-from service.problems import ProblemSchema
+from service.problems import PROBLEM_JSON, ProblemSchema
 from service.schemas import CollectionFilesSchema, CollectionFormSchema, CollectionSchema
 from service.state import state
 from service.uploads import create_collection
@@ -36,7 +36,8 @@ class Collections(MethodView):
     @blp.arguments(CollectionFormSchema, location="form")
     @blp.arguments(CollectionFilesSchema, location="files")
     @blp.response(201, CollectionSchema)
-    @blp.alt_response(422, schema=ProblemSchema, description="the judgments have errors (all of them listed)")
+    @blp.alt_response(422, schema=ProblemSchema, content_type=PROBLEM_JSON,
+                      description="the judgments have errors (all of them listed)")
     def post(self, form: dict[str, Any], files: dict[str, Any]) -> Any:
         """Create a collection from a judgments file (multipart field ``qrels``) and optional intent weights."""
         qrels = files["qrels"]

@@ -13,7 +13,7 @@ from service.api._common import job_out
 from service.auth import current_token, require, sees_everything
 from service.evaluations import submit_evaluation
 from service.idempotency import idempotent
-from service.problems import ApiProblem, ProblemSchema
+from service.problems import PROBLEM_JSON, ApiProblem, ProblemSchema
 from service.schemas import EvaluationRequestSchema, JobSchema, SubmissionFilesSchema, SubmissionFormSchema
 from service.state import state
 from service.uploads import create_run
@@ -30,7 +30,8 @@ def _accepted(job: Any) -> Any:
 @idempotent
 @blp.arguments(EvaluationRequestSchema)
 @blp.response(202, JobSchema)
-@blp.alt_response(422, schema=ProblemSchema, description="unknown measure, run of another collection, ...")
+@blp.alt_response(422, schema=ProblemSchema, content_type=PROBLEM_JSON,
+                  description="unknown measure, run of another collection, ...")
 def evaluate(body: dict[str, Any]) -> Any:
     """Queue an evaluation of stored runs; poll the job at ``Location``."""
     job = submit_evaluation(state(), current_token().id, sees_everything(), body)
@@ -43,7 +44,8 @@ def evaluate(body: dict[str, Any]) -> Any:
 @blp.arguments(SubmissionFormSchema, location="form")
 @blp.arguments(SubmissionFilesSchema, location="files")
 @blp.response(202, JobSchema)
-@blp.alt_response(422, schema=ProblemSchema, description="a run file has errors (nothing is stored)")
+@blp.alt_response(422, schema=ProblemSchema, content_type=PROBLEM_JSON,
+                  description="a run file has errors (nothing is stored)")
 def submit(form: dict[str, Any], files: dict[str, Any]) -> Any:
     """Upload one or more run files (field ``run``, repeated) and evaluate them in one call."""
     uploads = request.files.getlist("run")

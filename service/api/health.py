@@ -17,6 +17,7 @@ blp = Blueprint("health", __name__, url_prefix="/health", description="Liveness 
 @blp.route("")
 @blp.response(200, HealthSchema)
 @blp.alt_response(503, schema=HealthSchema, description="a dependency is down")
+@blp.doc(security=[])  # public: no token needed
 def health() -> Any:
     st = state()
     report = {"status": "ok", "database": "ok", "broker": "ok", "version": engine_version()}

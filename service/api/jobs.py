@@ -15,7 +15,7 @@ from service import jobs as job_states
 from service.api._common import get_or_404, job_out, page_of, visible
 from service.auth import require
 from service.models import Job
-from service.problems import ApiProblem, ProblemSchema
+from service.problems import PROBLEM_JSON, ApiProblem, ProblemSchema
 from service.schemas import JobSchema, ResultQuerySchema
 from service.state import state
 
@@ -23,6 +23,9 @@ blp = Blueprint("jobs", __name__, url_prefix="/v1/jobs", description="Jobs and r
 
 MEDIA = {"json": "application/json", "tsv": "text/tab-separated-values", "csv": "text/csv",
          "trec_eval": "text/plain"}
+#: the result's media type by ``format``, for the OpenAPI document
+RESULT_DESCRIPTION = "the result in the requested format (JSON: the offline CLI's document)"
+RESULT_CONTENT = {media: {"schema": {"type": "object" if fmt == "json" else "string"}} for fmt, media in MEDIA.items()}
 
 
 @blp.route("")
@@ -65,9 +68,10 @@ class OneJob(MethodView):
 class Result(MethodView):
     @require("read")
     @blp.arguments(ResultQuerySchema, location="query")
-    @blp.response(200, description="the result in the requested format (JSON: the offline CLI's document)",
-                  content_type="application/json")
-    @blp.alt_response(409, schema=ProblemSchema, description="the job has not succeeded")
+    @blp.response(200, description=RESULT_DESCRIPTION, content_type="application/json")
+    @blp.alt_response(409, schema=ProblemSchema, content_type=PROBLEM_JSON,
+                      description="the job has not succeeded")
+    @blp.doc(responses={"200": {"description": RESULT_DESCRIPTION, "content": RESULT_CONTENT}})
     def get(self, query: dict[str, Any], job_id: str) -> Any:
         """The results of a succeeded job, in the offline CLI's shape: ``json`` (default), tsv, csv, trec_eval."""
         st = state()

@@ -20,6 +20,7 @@ class CatalogueSchema(ma.Schema):
 
 @blp.route("")
 @blp.response(200, CatalogueSchema)
+@blp.doc(security=[])  # public: no token needed
 def catalogue() -> Any:
     """Every measure with its parameters, defaults, inputs, reference and whose numbers its defaults give."""
     return {"measures": default_registry().catalogue()}
@@ -27,6 +28,7 @@ def catalogue() -> Any:
 
 @blp.route("/<string:name>")
 @blp.response(200, CatalogueSchema)
+@blp.doc(security=[])  # public: no token needed
 def one(name: str) -> Any:
     """One measure (by name or alias)."""
     registry = default_registry()

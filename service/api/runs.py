@@ -13,7 +13,7 @@ from service.api._common import get_or_404, page_of, run_out, visible
 from service.auth import current_token, require
 from service.idempotency import idempotent
 from service.models import RunRecord
-from service.problems import ApiProblem, ProblemSchema
+from service.problems import PROBLEM_JSON, ApiProblem, ProblemSchema
 from service.schemas import RunFilesSchema, RunFormSchema, RunSchema
 from service.state import state
 from service.uploads import create_run
@@ -38,7 +38,8 @@ class Runs(MethodView):
     @blp.arguments(RunFormSchema, location="query")
     @blp.arguments(RunFilesSchema, location="files")
     @blp.response(201, RunSchema)
-    @blp.alt_response(422, schema=ProblemSchema, description="the run has errors (all of them listed)")
+    @blp.alt_response(422, schema=ProblemSchema, content_type=PROBLEM_JSON,
+                      description="the run has errors (all of them listed)")
     def post(self, query: dict[str, Any], files: dict[str, Any]) -> Any:
         """Upload a run for a collection (``?collection=ID``): multipart field ``run``, or the file as the raw
         request body with ``?name=FILE`` (``Content-Encoding: gzip`` or gzip bytes accepted)."""
