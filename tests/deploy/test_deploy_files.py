@@ -271,3 +271,28 @@ def test_compose_file_is_valid_for_docker_compose() -> None:
             assert done.returncode == 0, done.stderr
             return
     pytest.skip("no docker compose / docker-compose here; the file was checked statically above")
+
+
+# --- the guides keep up ---------------------------------------------------------------------------------------------
+
+
+def test_deploy_guide_documents_every_setting() -> None:
+    settings = set(re.findall(r"``([A-Z_]+)``", (ROOT / "service" / "config.py").read_text()))
+    assert {"DATABASE_URL", "REDIS_URL", "EVALSERVE_QUEUE"} <= settings  # the pattern still finds them
+    guide = (ROOT / "docs" / "deploy.md").read_text()
+    missing = sorted(name for name in settings if f"`{name}`" not in guide)
+    assert not missing, f"docs/deploy.md does not document: {missing}"
+
+
+def test_api_guide_covers_every_operation() -> None:
+    """Every operation of the OpenAPI document is described in docs/api.md (as ``GET /v1/runs[/{id}]`` or so)."""
+    document = yaml.safe_load((ROOT / "openapi.yaml").read_text())
+    guide = (ROOT / "docs" / "api.md").read_text()
+    described = set()
+    for method, path in re.findall(r"`((?:GET|POST|DELETE|PUT|PATCH)) (/[^`\s?]*)", guide):
+        for variant in (path.replace("[", "").replace("]", ""), re.sub(r"\[.*?\]", "", path)):
+            described.add((method, re.sub(r"\{\w+\}", "{}", variant)))
+    missing = [f"{method.upper()} {path}" for path, operations in document["paths"].items() for method in operations
+               if method in ("get", "post", "put", "patch", "delete")
+               and (method.upper(), re.sub(r"\{\w+\}", "{}", path)) not in described]
+    assert not missing, f"docs/api.md does not describe: {missing}"
