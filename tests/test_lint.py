@@ -26,3 +26,20 @@ def test_mypy_clean() -> None:
     pytest.importorskip("mypy")
     result = _run(sys.executable, "-m", "mypy")
     assert result.returncode == 0, result.stdout + result.stderr
+
+
+CLIENT = ROOT / "clients" / "python"
+
+
+@pytest.mark.skipif(shutil.which("ruff") is None, reason="ruff is not installed (pip install -e '.[test]')")
+def test_python_client_ruff_clean() -> None:
+    """The client is linted with its own configuration (the repository's ``ruff check .`` excludes clients/)."""
+    result = subprocess.run(["ruff", "check", "."], cwd=CLIENT, capture_output=True, text=True, timeout=600)
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_python_client_mypy_strict() -> None:
+    pytest.importorskip("mypy")
+    result = subprocess.run([sys.executable, "-m", "mypy", "--strict", "evalserve_client"], cwd=CLIENT,
+                            capture_output=True, text=True, timeout=600)
+    assert result.returncode == 0, result.stdout + result.stderr

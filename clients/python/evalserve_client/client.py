@@ -1,0 +1,329 @@
+"""``Client``: the evalserve HTTP API as Python calls, with the retries, idempotency keys and polling that every
+caller would otherwise write itself.
+
+Every POST carries a fresh ``Idempotency-Key`` (a uuid4) and, when it is retried after a dropped connection or a
+502/503/504, the very same bytes and key are sent again -- so the server answers the retry with the first
+response instead of creating a second collection, run or job.
+"""
+
+from __future__ import annotations
+
+import email.utils
+import importlib
+import json
+import os
+import re
+import time
+import urllib.parse
+import uuid
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from types import TracebackType
+from typing import IO, Any, Literal, overload
+
+import httpx
+
+from evalserve_client._version import __version__
+from evalserve_client.errors import ApiError, JobFailed, ServerUnreachable, WaitTimeout
+from evalserve_client.progress import ProgressOption, reporter
+
+#: A file to upload: a path, its bytes, ``(file name, bytes)``, or a binary file object.
+Upload = str | os.PathLike[str] | bytes | tuple[str, bytes] | IO[bytes]
+#: Something naming a server object: its id, or the object (a dict with ``id``) the client returned.
+Ref = str | Mapping[str, Any]
+
+FINAL_STATES = ("succeeded", "failed", "cancelled")
+#: Answers worth retrying: the request did not reach the application, or it was briefly overloaded.
+RETRY_STATUSES = frozenset({429, 502, 503, 504})
+RUN_ID = re.compile(r"run_[A-Za-z0-9]+")
+
+POLL_START, POLL_FACTOR, POLL_CAP = 0.2, 1.5, 5.0
+RETRY_START, RETRY_CAP = 0.5, 5.0
+#: The longest pause a server's ``Retry-After`` can impose on one step (a guard against absurd values).
+RETRY_AFTER_MAX = 60.0
+
+
+class Client:
+    """A connection to one evalserve server with one API token; use it as a context manager or ``close()`` it.
+
+    ``timeout`` is httpx's per-request timeout (uploads are validated before the server answers, so it is
+    generous); ``transport`` replaces httpx's (tests, proxies, unix sockets); ``retries`` is how many times a
+    request that met a transient failure is sent again.
+    """
+
+    def __init__(self, url: str, token: str | None, *, timeout: float | httpx.Timeout = 60.0,
+                 transport: httpx.BaseTransport | None = None, retries: int = 3) -> None:
+        if not url.startswith(("http://", "https://")):
+            raise ValueError(f"the server URL must start with http:// or https://, not {url!r}")
+        self.url = url.rstrip("/")
+        self.retries = max(0, retries)
+        headers = {"User-Agent": f"evalserve-client/{__version__} httpx/{httpx.__version__}"}
+        if token:
+            headers["Authorization"] = f"Bearer {token}"
+        self._http = httpx.Client(base_url=self.url, headers=headers, timeout=timeout, transport=transport)
+        self._sleep: Callable[[float], None] = time.sleep
+        self._clock: Callable[[], float] = time.monotonic
+
+    def __enter__(self) -> Client:
+        return self
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Close the underlying connections."""
+        self._http.close()
+
+    # -- collections and runs ------------------------------------------------------------------------------------
+
+    def create_collection(self, qrels: Upload, *, name: str, description: str = "", grade_scale: str = "",
+                          qrels_format: str = "auto", intent_weights: Upload | None = None) -> dict[str, Any]:
+        """Upload judgments (and optional NTCIR intent weights) as a new, immutable collection; returns it.
+        Raises ``ApiError`` (422, every problem listed) when the server's reader finds errors."""
+        files = [("qrels", read_upload(qrels, "qrels"))]
+        if intent_weights is not None:
+            files.append(("intent_weights", read_upload(intent_weights, "intent-weights")))
+        data = {"name": name, "description": description, "grade_scale": grade_scale, "qrels_format": qrels_format}
+        return self._json("POST", "/v1/collections", data=data, files=files)
+
+    def collection(self, collection: Ref) -> dict[str, Any]:
+        return self._json("GET", f"/v1/collections/{_segment(collection)}")
+
+    def upload_run(self, collection: Ref, path_or_bytes: Upload, *, name: str | None = None) -> dict[str, Any]:
+        """Upload one run for a collection; ``name`` is the file name the server records (default: the path's
+        file name, or ``run`` for bytes) -- results name the run after it, without ``.gz``."""
+        filename, content = read_upload(path_or_bytes, "run")
+        return self._json("POST", "/v1/runs", params={"collection": ref(collection)},
+                          files=[("run", (name or filename, content))])
+
+    def run(self, run: Ref) -> dict[str, Any]:
+        return self._json("GET", f"/v1/runs/{_segment(run)}")
+
+    # -- evaluations and jobs ------------------------------------------------------------------------------------
+
+    def evaluate(self, collection: Ref, runs: Sequence[Upload | Mapping[str, Any]], measures: Sequence[str], *,
+                 ties: str = "trec", topics: str = "common", per_topic: bool = False, wait: bool = True,
+                 progress: ProgressOption = None, timeout: float | None = None) -> dict[str, Any]:
+        """Queue an evaluation and (``wait=True``) wait for it; returns the job (final when waited for).
+
+        ``runs`` are run ids (or runs this client returned) and/or files: files alone go up in one
+        ``/v1/submissions`` call; ids alone, or a mix (files uploaded first), use ``/v1/evaluations``. Results
+        keep the order of ``runs``. ``progress``: None (quiet), True (a bar on stderr when it is a terminal) or
+        a callable taking the job. Raises ``JobFailed`` if the waited job fails or is cancelled, ``WaitTimeout``
+        after ``timeout`` seconds.
+        """
+        if isinstance(runs, (str, bytes, os.PathLike)):
+            runs = [runs]  # one run given on its own, not a sequence of characters
+        if not runs:
+            raise ValueError("give at least one run (an id or a file)")
+        if isinstance(measures, str):
+            measures = measures.split()
+        collection_id = ref(collection)
+        items = [_run_or_file(r) for r in runs]
+        options = {"ties": ties, "topics": topics}
+        if all(isinstance(item, tuple) for item in items):
+            form = {"collection": collection_id, "measures": " ".join(measures), **options,
+                    "per_topic": "true" if per_topic else "false"}
+            response = self._send("POST", "/v1/submissions", data=form, files=[("run", item) for item in items])
+        else:
+            ids = [item if isinstance(item, str) else self.upload_run(collection_id, item)["id"] for item in items]
+            body = {"collection": collection_id, "runs": ids, "measures": list(measures), **options,
+                    "per_topic": per_topic}
+            response = self._send("POST", "/v1/evaluations", json=body)
+        job: dict[str, Any] = response.json()
+        if not wait:
+            return job
+        return self.wait(job, progress=progress, timeout=timeout, first_delay=retry_after(response))
+
+    def wait(self, job: Ref, *, progress: ProgressOption = None, timeout: float | None = None,
+             first_delay: float | None = None) -> dict[str, Any]:
+        """Poll the job until it is final; returns it when it succeeded, raises ``JobFailed`` otherwise.
+
+        Polls back off from 0.2 s to at most 5 s and never come sooner than the server's ``Retry-After``.
+        """
+        job_id = _segment(job)
+        callback, done = reporter(progress)
+        deadline = None if timeout is None else self._clock() + timeout
+        backoff, hint = POLL_START, first_delay
+        current = dict(job) if isinstance(job, Mapping) and "state" in job else None
+        try:
+            if current is not None and callback is not None:
+                callback(current)
+            while current is None or current["state"] not in FINAL_STATES:
+                if current is not None:  # a known, unfinished job: pause before asking again
+                    pause = max(backoff, min(hint or 0.0, RETRY_AFTER_MAX))
+                    if deadline is not None:
+                        remaining = deadline - self._clock()
+                        if remaining <= 0:
+                            raise WaitTimeout(current, timeout or 0.0)
+                        pause = min(pause, remaining)
+                    self._sleep(pause)
+                    backoff = min(POLL_CAP, backoff * POLL_FACTOR)
+                response = self._send("GET", f"/v1/jobs/{job_id}")
+                current = response.json()
+                hint = retry_after(response)
+                if callback is not None:
+                    callback(current)
+        finally:
+            done()
+        if current["state"] != "succeeded":
+            raise JobFailed(current)
+        return current
+
+    def job(self, job: Ref) -> dict[str, Any]:
+        """The job as it is now: state, stage, progress (0..1), error, links."""
+        return self._json("GET", f"/v1/jobs/{_segment(job)}")
+
+    def cancel(self, job: Ref) -> dict[str, Any]:
+        """Cancel the job (at once if queued; a running job stops at its next step); returns it."""
+        return self._json("DELETE", f"/v1/jobs/{_segment(job)}")
+
+    @overload
+    def results(self, job: Ref, format: Literal["json"] = "json", per_topic: bool | None = None) -> dict[str, Any]:
+        ...
+
+    @overload
+    def results(self, job: Ref, format: Literal["tsv", "csv", "trec_eval"], per_topic: bool | None = None) -> str:
+        ...
+
+    @overload
+    def results(self, job: Ref, format: str, per_topic: bool | None = None) -> dict[str, Any] | str:
+        ...
+
+    def results(self, job: Ref, format: str = "json", per_topic: bool | None = None) -> dict[str, Any] | str:
+        """A succeeded job's results: the offline CLI's JSON document as a dict for ``json``, the text otherwise.
+        ``per_topic`` None means what the evaluation asked for."""
+        text = self.results_text(job, format, per_topic)
+        if format == "json":
+            document: dict[str, Any] = json.loads(text)
+            return document
+        return text
+
+    def results_text(self, job: Ref, format: str = "json", per_topic: bool | None = None) -> str:
+        """The results exactly as the server renders them -- for ``json`` the bytes ``evalserve evaluate`` prints."""
+        params = {"format": format}
+        if per_topic is not None:
+            params["per_topic"] = "true" if per_topic else "false"
+        return self._send("GET", f"/v1/jobs/{_segment(job)}/result", params=params).text
+
+    def results_frame(self, job: Ref) -> Any:
+        """The results as a long pandas DataFrame: columns run, measure, topic, value (topic ``all`` = the mean,
+        after the run's per-topic rows, as in the TSV). Needs pandas (``pip install 'evalserve-client[pandas]'``)."""
+        try:
+            pandas = importlib.import_module("pandas")
+        except ImportError as exc:
+            raise ImportError("results_frame needs pandas, which is not installed:"
+                              " pip install 'evalserve-client[pandas]'") from exc
+        document = self.results(job, "json", per_topic=True)
+        rows = [(run, measure, topic, value)
+                for run, by_measure in document["runs"].items()
+                for measure, item in by_measure.items()
+                for topic, value in [*item.get("per_topic", {}).items(), ("all", item["mean"])]]
+        return pandas.DataFrame(rows, columns=["run", "measure", "topic", "value"])
+
+    def measures(self, name: str | None = None) -> list[dict[str, Any]]:
+        """The measure catalogue: every measure (or the one ``name`` or alias) with its parameters, defaults and
+        reference."""
+        path = "/v1/measures" if name is None else f"/v1/measures/{urllib.parse.quote(name, safe='')}"
+        entries: list[dict[str, Any]] = self._json("GET", path)["measures"]
+        return entries
+
+    def health(self) -> dict[str, Any]:
+        """The server's ``/health`` report (a degraded server answers 503, raised as ``ApiError``)."""
+        return self._json("GET", "/health")
+
+    # -- transport -----------------------------------------------------------------------------------------------
+
+    def _json(self, method: str, path: str, **kwargs: Any) -> dict[str, Any]:
+        body: dict[str, Any] = self._send(method, path, **kwargs).json()
+        return body
+
+    def _send(self, method: str, path: str, **kwargs: Any) -> httpx.Response:
+        """Send one request, retrying transient failures with backoff; errors become ``ApiError``.
+
+        The request is built and read once so that every retry sends the same bytes (the multipart boundary
+        included) with the same idempotency key -- the server compares both to recognise a retry.
+        """
+        headers = {"Idempotency-Key": str(uuid.uuid4())} if method == "POST" else {}
+        request = self._http.build_request(method, path, headers=headers, **kwargs)
+        request.read()
+        attempt = 0
+        while True:
+            try:
+                response = self._http.send(request)
+            except httpx.TransportError as exc:
+                if attempt >= self.retries:
+                    raise ServerUnreachable(self.url, exc, attempt + 1) from exc
+                self._sleep(_retry_delay(attempt, None))
+                attempt += 1
+                continue
+            if response.status_code in RETRY_STATUSES and attempt < self.retries:
+                self._sleep(_retry_delay(attempt, retry_after(response)))
+                attempt += 1
+                continue
+            if response.is_error:
+                raise ApiError.from_response(response)
+            return response
+
+
+def read_upload(value: Upload, default_name: str) -> tuple[str, bytes]:
+    """``(file name, content)`` of an upload; paths are read whole (a retry must resend the same bytes)."""
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        return default_name, bytes(value)
+    if isinstance(value, tuple):
+        name, content = value
+        return str(name), bytes(content)
+    if isinstance(value, (str, os.PathLike)):
+        path = Path(value)
+        return path.name, path.read_bytes()
+    if hasattr(value, "read"):
+        label = getattr(value, "name", None)
+        return (Path(label).name if isinstance(label, str) else default_name), bytes(value.read())
+    raise TypeError(f"cannot upload {type(value).__name__}: give a path, bytes, (name, bytes) or a binary file")
+
+
+def ref(value: Ref) -> str:
+    """The id of a server object given as its id or as the dict the API returned."""
+    if isinstance(value, Mapping):
+        return str(value["id"])
+    return str(value)
+
+
+def _segment(value: Ref) -> str:
+    """An id as one URL path segment (percent-encoded, so that no id can reach another path)."""
+    return urllib.parse.quote(ref(value), safe="")
+
+
+def _run_or_file(value: Upload | Mapping[str, Any]) -> str | tuple[str, bytes]:
+    """A stored run's id (a run dict, or an id-like string that is not an existing file), else the file to upload."""
+    if isinstance(value, Mapping):
+        return ref(value)
+    if isinstance(value, str) and RUN_ID.fullmatch(value) and not os.path.exists(value):
+        return value
+    return read_upload(value, "run")
+
+
+def retry_after(response: httpx.Response) -> float | None:
+    """The response's ``Retry-After`` in seconds (delta-seconds or an HTTP date), if it has a usable one."""
+    value = response.headers.get("Retry-After")
+    if not value:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    if when.tzinfo is None:
+        return None
+    return max(0.0, when.timestamp() - time.time())
+
+
+def _retry_delay(attempt: int, hint: float | None) -> float:
+    """Exponential backoff for the ``attempt``-th retry (0.5 s, 1 s, 2 s, ... at most 5 s), or the server's
+    ``Retry-After`` when it asks for longer."""
+    backoff: float = min(RETRY_CAP, RETRY_START * 2.0**attempt)
+    return max(backoff, min(hint or 0.0, RETRY_AFTER_MAX))
