@@ -31,7 +31,7 @@ def idempotent(view: F) -> F:
         if len(key) > 200:
             raise ApiProblem(400, "bad-idempotency-key", f"{HEADER} may have at most 200 characters")
         owner = current_token().id
-        digest = hashlib.sha256(request.method.encode() + request.path.encode() + b"\0"
+        digest = hashlib.sha256(request.method.encode() + request.full_path.encode() + b"\0"
                                 + request.get_data(cache=True)).hexdigest()
         db = state().db
         with db.session() as s:

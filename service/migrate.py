@@ -1,5 +1,5 @@
 """Schema migrations (Alembic): ``upgrade`` brings a database to the newest schema; ``evalserve serve`` and
-``evalserve db upgrade`` call it, so a fresh SQLite file or PostgreSQL database needs no manual step."""
+``evalserve migrate`` call it, so a fresh SQLite file or PostgreSQL database needs no manual step."""
 
 from __future__ import annotations
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from evaluation.formats import Blob, parse_intent_weights, parse_run
+from evaluation.model import Run
 from evaluation.pipeline import parse_judgments
 from evaluation.problems import InputError, Parsed
 from service.models import Collection, RunRecord, new_id
@@ -62,14 +63,40 @@ def create_collection(st: ServiceState, owner_id: str, form: dict[str, Any], qre
 
 def create_run(st: ServiceState, owner_id: str, collection_id: str, filename: str, data: bytes) -> RunRecord:
     """Validate a run file and store it against a collection."""
-    parsed = parse_run(to_blob(data, filename))
-    run = _checked(parsed, filename)
+    return create_runs(st, owner_id, collection_id, [(filename, data)])[0]
+
+
+def create_runs(st: ServiceState, owner_id: str, collection_id: str,
+                files: list[tuple[str, bytes]]) -> list[RunRecord]:
+    """Validate every run file, then store all of them in one transaction -- or none, with the problems of
+    every refused file (each problem names its file in ``source``)."""
+    checked: list[tuple[str, bytes, Run, list[dict[str, Any]]]] = []
+    problems: list[dict[str, Any]] = []
+    refused: list[str] = []
+    for filename, data in files:
+        try:
+            parsed = parse_run(to_blob(data, filename))
+            run = _checked(parsed, filename)
+        except ApiProblem as exc:
+            refused.append(filename)
+            problems.extend(exc.problems)
+            continue
+        checked.append((filename, data, run, [p.as_dict() for p in parsed.warnings]))
+    if refused:
+        raise ApiProblem(422, "invalid-upload", f"{len(refused)} of {len(files)} run file(s) have errors"
+                         f" ({', '.join(refused[:5])}); nothing was stored", problems)
+    names = [run.name for _, _, run, _ in checked]
+    clash = sorted({n for n in names if names.count(n) > 1})
+    if clash:
+        raise ApiProblem(422, "duplicate-run-name", f"two runs would both be named {clash[0]}; rename one file")
+    rows = []
     with st.db.session() as s:
         if s.get(Collection, collection_id) is None:
             raise ApiProblem(404, "not-found", f"no collection {collection_id}")
-        sha = st.blobs.put(s, data)
-        row = RunRecord(id=new_id("run"), owner_id=owner_id, collection_id=collection_id, name=run.name,
-                        filename=filename, sha256=sha, n_topics=len(run.topics), n_rows=len(run),
-                        warnings=[p.as_dict() for p in parsed.warnings])
-        s.add(row)
-    return row
+        for filename, data, run, warnings in checked:
+            row = RunRecord(id=new_id("run"), owner_id=owner_id, collection_id=collection_id, name=run.name,
+                            filename=filename, sha256=st.blobs.put(s, data), n_topics=len(run.topics),
+                            n_rows=len(run), warnings=warnings)
+            s.add(row)
+            rows.append(row)
+    return rows

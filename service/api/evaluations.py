@@ -11,12 +11,12 @@ from flask_smorest import Blueprint
 
 from service.api._common import job_out
 from service.auth import current_token, require, sees_everything
-from service.evaluations import submit_evaluation
+from service.evaluations import canonical_measures, submit_evaluation
 from service.idempotency import idempotent
 from service.problems import PROBLEM_JSON, ApiProblem, ProblemSchema
 from service.schemas import EvaluationRequestSchema, JobSchema, SubmissionFilesSchema, SubmissionFormSchema
 from service.state import state
-from service.uploads import create_run
+from service.uploads import create_runs
 
 blp = Blueprint("evaluations", __name__, url_prefix="/v1", description="Evaluation requests")
 
@@ -54,6 +54,7 @@ def submit(form: dict[str, Any], files: dict[str, Any]) -> Any:
     st, owner = state(), current_token().id
     measures = [m for m in re.split(r"[\s,]+(?![^(]*\))", form["measures"]) if m]
     contents = [(u.filename or f"run{i + 1}", u.read()) for i, u in enumerate(uploads)]
-    runs = [create_run(st, owner, form["collection"], name, data) for name, data in contents]
+    canonical_measures(measures)  # a bad measure name is refused before any file is stored
+    runs = create_runs(st, owner, form["collection"], contents)
     body = {**form, "measures": measures, "runs": [r.id for r in runs]}
     return _accepted(submit_evaluation(st, owner, sees_everything(), body))

@@ -35,5 +35,8 @@ def one(name: str) -> Any:
     try:
         wanted = registry.definition(name).name
     except MeasureError as exc:
-        raise ApiProblem(404, "unknown-measure", str(exc)) from None
+        try:  # trec_eval spellings (ndcg_cut_10) and full names (nDCG@10) name a measure too
+            wanted = registry.parse(name).definition.name
+        except MeasureError:
+            raise ApiProblem(404, "unknown-measure", str(exc)) from None
     return {"measures": [e for e in registry.catalogue() if e["name"] == wanted]}

@@ -181,3 +181,32 @@ def test_collections_are_immutable(api: Api) -> None:
     collection = api.collection()
     for method in ("PUT", "PATCH", "DELETE"):
         assert api.call(method, f"/v1/collections/{collection}").status_code == 405
+
+
+def test_a_submission_with_one_bad_file_stores_nothing_and_lists_every_file_problem(api: Api) -> None:
+    collection = api.collection()
+    files = [(_file(RUN), "good.run"), (_file(b"1 Q0 d1 1 x t\n"), "bad1.run"), (_file(b"1 Q0 d1\n"), "bad2.run")]
+    refused = api.call("POST", "/v1/submissions", data={"collection": collection, "measures": "AP", "run": files})
+    body = _is_problem(refused, 422, "invalid-upload")
+    assert {p["source"] for p in body["problems"]} == {"bad1.run", "bad2.run"}
+    assert api.call("GET", "/v1/runs").json == [], "nothing stored"
+    bad_measure = api.call("POST", "/v1/submissions", data={"collection": collection, "measures": "AP nope@5",
+                                                            "run": [(_file(RUN), "good.run")]})
+    _is_problem(bad_measure, 422, "invalid-measure")
+    assert api.call("GET", "/v1/runs").json == [], "a bad measure is refused before files are stored"
+
+
+def test_an_idempotency_key_covers_the_query_string(api: Api) -> None:
+    one, two = api.collection(), api.collection()
+    first = api.call("POST", f"/v1/runs?collection={one}&name=a.run", data=RUN, headers={"Idempotency-Key": "k"})
+    assert first.status_code == 201
+    other = api.call("POST", f"/v1/runs?collection={two}&name=a.run", data=RUN, headers={"Idempotency-Key": "k"})
+    _is_problem(other, 422, "idempotency-key-reused")
+
+
+def test_a_measure_is_found_by_any_of_its_spellings(api: Api) -> None:
+    for name in ("nDCG", "ndcg_cut_10", "nDCG@10", "S_Recall"):
+        found = api.client.get(f"/v1/measures/{name}")
+        assert found.status_code == 200, name
+    assert api.client.get("/v1/measures/ndcg_cut_10").json["measures"][0]["name"] == "nDCG"
+    _is_problem(api.client.get("/v1/measures/nope"), 404, "unknown-measure")
