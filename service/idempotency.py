@@ -1,23 +1,35 @@
-"""``Idempotency-Key`` on POST: a retried request (same key, same body) gets the first response again instead of
-creating a second collection, run or job; the same key with a different body is refused (422)."""
+"""``Idempotency-Key`` on POST: a retried request (same key, same method, path, query and body) gets the first
+response again instead of creating a second collection, run or job; the same key with a different request is
+refused (422), and a retry that arrives while the first is still being processed waits its turn (409).
+
+The key is reserved (a row with status 0) before the work starts, so two concurrent requests with one key
+never both run; a refused or failed request releases its key; a reservation left by a crashed process expires.
+"""
 
 from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable
+from datetime import timedelta
 from functools import wraps
 from typing import Any, TypeVar
 
 from flask import Response, make_response, request
+from sqlalchemy import delete
 from sqlalchemy.exc import IntegrityError
 
 from service.auth import current_token
-from service.models import IdempotencyRecord
+from service.db import Database
+from service.models import IdempotencyRecord, as_utc, utcnow
 from service.problems import ApiProblem
 from service.state import state
 
 F = TypeVar("F", bound=Callable[..., Any])
 HEADER = "Idempotency-Key"
+IN_PROGRESS = 0
+#: a reservation older than this belongs to a request whose process died; a retry may take it over
+STALE_AFTER = timedelta(minutes=10)
+REPLAYED_HEADERS = ("Content-Type", "Location", "Retry-After")
 
 
 def idempotent(view: F) -> F:
@@ -34,33 +46,64 @@ def idempotent(view: F) -> F:
         digest = hashlib.sha256(request.method.encode() + request.full_path.encode() + b"\0"
                                 + request.get_data(cache=True)).hexdigest()
         db = state().db
-        with db.session() as s:
-            found = s.get(IdempotencyRecord, (owner, key))
+        found = _reserve(db, owner, key, digest)
         if found is not None:
             return _replay(found, digest)
-        response: Response = make_response(view(*args, **kwargs))
-        if response.status_code < 500:
-            record = IdempotencyRecord(owner_id=owner, key=key, request_hash=digest, status=response.status_code,
-                                       body=response.get_data(),
-                                       headers={k: v for k, v in response.headers.items()
-                                                if k in ("Content-Type", "Location")})
-            try:
-                with db.session() as s:
-                    s.add(record)
-            except IntegrityError:  # a concurrent retry stored its response first
-                with db.session() as s:
-                    first = s.get(IdempotencyRecord, (owner, key))
-                if first is not None:
-                    return _replay(first, digest)
+        try:
+            response: Response = make_response(view(*args, **kwargs))
+        except BaseException:
+            _release(db, owner, key)  # nothing was created: the key may be used again
+            raise
+        if response.status_code >= 400:
+            _release(db, owner, key)
+            return response
+        with db.session() as s:
+            record = s.get(IdempotencyRecord, (owner, key))
+            if record is not None:
+                record.status = response.status_code
+                record.body = response.get_data()
+                record.headers = {k: v for k, v in response.headers.items() if k in REPLAYED_HEADERS}
         return response
 
     return wrapper  # type: ignore[return-value]
+
+
+def _reserve(db: Database, owner: str, key: str, digest: str) -> IdempotencyRecord | None:
+    """Reserve the key for this request; returns the existing record instead when there is one."""
+    for _ in range(2):
+        try:
+            with db.session() as s:
+                s.add(IdempotencyRecord(owner_id=owner, key=key, request_hash=digest, status=IN_PROGRESS,
+                                        body=b"", headers={}))
+            return None
+        except IntegrityError:
+            with db.session() as s:
+                existing = s.get(IdempotencyRecord, (owner, key))
+                if existing is None:
+                    continue  # released meanwhile: try again
+                created = as_utc(existing.created_at)
+                if existing.status == IN_PROGRESS and created is not None and utcnow() - created > STALE_AFTER:
+                    s.delete(existing)
+                    continue
+                return existing
+    raise ApiProblem(409, "idempotency-key-in-progress", f"a request with this {HEADER} is being processed",
+                     headers={"Retry-After": "1"})
+
+
+def _release(db: Database, owner: str, key: str) -> None:
+    with db.session() as s:
+        s.execute(delete(IdempotencyRecord).where(IdempotencyRecord.owner_id == owner, IdempotencyRecord.key == key,
+                                                  IdempotencyRecord.status == IN_PROGRESS))
 
 
 def _replay(record: IdempotencyRecord, digest: str) -> Response:
     if record.request_hash != digest:
         raise ApiProblem(422, "idempotency-key-reused",
                          f"{HEADER} was already used for a different request; use a new key for a new request")
+    if record.status == IN_PROGRESS:
+        raise ApiProblem(409, "idempotency-key-in-progress",
+                         f"the first request with this {HEADER} is still being processed; retry shortly",
+                         headers={"Retry-After": "1"})
     response = Response(record.body, status=record.status)
     for k, v in record.headers.items():
         response.headers[k] = v

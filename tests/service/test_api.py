@@ -210,3 +210,39 @@ def test_a_measure_is_found_by_any_of_its_spellings(api: Api) -> None:
         assert found.status_code == 200, name
     assert api.client.get("/v1/measures/ndcg_cut_10").json["measures"][0]["name"] == "nDCG"
     _is_problem(api.client.get("/v1/measures/nope"), 404, "unknown-measure")
+
+
+def test_a_retry_while_the_first_request_runs_waits_instead_of_running_twice(api: Api) -> None:
+    """The key is reserved before the work starts: a concurrent duplicate gets 409 with Retry-After."""
+    import hashlib
+
+    from sqlalchemy import select
+
+    from service.models import IdempotencyRecord, Token
+
+    collection = api.collection()
+    db = api.app.extensions["evalserve"].db
+    with db.session() as s:
+        owner = s.execute(select(Token.id).where(Token.name == "alice")).scalar_one()
+    path = f"/v1/runs?collection={collection}&name=a.run"
+    digest = hashlib.sha256(b"POST" + path.encode() + b"\0" + RUN).hexdigest()
+    with db.session() as s:  # as if the first request were still running
+        s.add(IdempotencyRecord(owner_id=owner, key="busy", request_hash=digest, status=0, body=b"", headers={}))
+    busy = api.call("POST", path, data=RUN, headers={"Idempotency-Key": "busy"})
+    assert _is_problem(busy, 409, "idempotency-key-in-progress") and busy.headers["Retry-After"] == "1"
+    assert api.call("GET", "/v1/runs").json == []
+
+
+def test_a_refused_request_releases_its_key(api: Api) -> None:
+    collection = api.collection()
+    bad = api.call("POST", f"/v1/runs?collection={collection}&name=a.run", data=b"1 Q0 d1 1 x t\n",
+                   headers={"Idempotency-Key": "fix-and-retry"})
+    _is_problem(bad, 422, "invalid-upload")
+    good = api.call("POST", f"/v1/runs?collection={collection}&name=a.run", data=RUN,
+                    headers={"Idempotency-Key": "fix-and-retry"})
+    assert good.status_code == 201
+    replay = api.call("POST", "/v1/evaluations", json={"collection": collection, "runs": [good.json["id"]],
+                                                       "measures": ["AP"]}, headers={"Idempotency-Key": "job"})
+    again = api.call("POST", "/v1/evaluations", json={"collection": collection, "runs": [good.json["id"]],
+                                                      "measures": ["AP"]}, headers={"Idempotency-Key": "job"})
+    assert again.headers["Retry-After"] == replay.headers["Retry-After"] == "1"
