@@ -57,10 +57,10 @@ def register(sub: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     measures = default_registry().parse_all(args.measures or DEFAULT_MEASURES)
     inputs = load_inputs(
-        _open(args.qrels),
-        [_open(path) for path in args.runs],
+        open_input(args.qrels),
+        [open_input(path) for path in args.runs],
         qrels_format=args.qrels_format,
-        intent_weights=_open(args.intent_weights) if args.intent_weights else None,
+        intent_weights=open_input(args.intent_weights) if args.intent_weights else None,
     )
     report = run_evaluation(inputs, measures, ties=args.ties, topics=args.topics)
     _print_warnings(report.warnings, args.quiet)
@@ -72,7 +72,7 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _open(path: str) -> Opened:
+def open_input(path: str) -> Opened:
     """The file's bytes, or the error met opening it (reported together with every other input's problems)."""
     try:
         return load(path)

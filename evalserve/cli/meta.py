@@ -1,0 +1,109 @@
+"""``evalserve meta METHOD``: meta-evaluation of measures and runs (spec section 8) from a results document of
+``evalserve evaluate --per-topic`` or from qrels + runs + measures, printed as JSON keyed by method then measure,
+or as a readable table; ``--plot FILE`` draws ASL curves or score distributions (PNG or SVG)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from evalserve.cli.evaluate import open_input
+from evaluation.formats import load
+from evaluation.formats.preferences import parse_preferences
+from evaluation.judged_ranking import TOPIC_POLICIES
+from evaluation.meta.methods import METHODS, run_method
+from evaluation.meta.render import render_text
+from evaluation.meta.table import ScoreTable
+from evaluation.pipeline import QRELS_FORMATS, load_inputs, run_evaluation
+from evaluation.problems import InputError
+from evaluation.ranking import TIE_POLICIES
+
+
+def register(sub: Any) -> None:
+    p = sub.add_parser("meta", help="meta-evaluation: unanimity, discriminative power, significance, correlation,"
+                       " preference agreement",
+                       description="Meta-evaluate measures and runs. Input: a results JSON of 'evalserve evaluate"
+                       " --per-topic' (--results), or judgments and runs to evaluate first (--qrels, --run, -m).")
+    methods = p.add_subparsers(dest="meta_method", metavar="METHOD", required=True)
+    for method in METHODS.values():
+        m = methods.add_parser(method.name, help=method.summary, description=method.summary)
+        _inputs(m)
+        for option in method.options:
+            flag = "--" + option.name.replace("_", "-")
+            if option.name == "preferences":
+                m.add_argument(flag, metavar="FILE", help="user preference labels: 'topic left_run right_run label"
+                               " [user]' per line (label >, <, =)")
+            elif option.name == "against":
+                m.add_argument(flag, nargs="+", metavar="MEASURE", help=option.help)
+            elif option.kind is bool:
+                m.add_argument(flag, action="store_true", help=option.help)
+            else:
+                m.add_argument(flag, type=option.kind, choices=option.choices or None,
+                               default=option.default, help=f"{option.help} (default: {option.default})")
+        if method.name in ("discriminative-power", "significance"):
+            what = "ASL curves" if method.name == "discriminative-power" else "per-topic score distributions"
+            m.add_argument("--plot", metavar="FILE", help=f"also draw the {what} (.png or .svg)")
+        m.set_defaults(handler=run)
+
+
+def _inputs(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--results", metavar="FILE", help="results JSON of 'evalserve evaluate --per-topic'")
+    p.add_argument("--qrels", metavar="FILE", help="judgments (instead of --results)")
+    p.add_argument("--qrels-format", choices=QRELS_FORMATS, default="auto")
+    p.add_argument("--intent-weights", metavar="FILE")
+    p.add_argument("--run", action="append", metavar="FILE", dest="runs", help="a run; repeat for several runs")
+    p.add_argument("-m", "--measure", action="extend", nargs="+", metavar="NAME", dest="measures",
+                   help="measures (default: every measure of --results; required with --qrels)")
+    p.add_argument("--ties", choices=TIE_POLICIES, default="trec")
+    p.add_argument("--topics", choices=TOPIC_POLICIES, default="common")
+    p.add_argument("--format", choices=("json", "table"), default="json")
+    p.add_argument("-o", "--output", metavar="FILE", help="write here instead of standard output")
+
+
+def score_table(args: argparse.Namespace) -> ScoreTable:
+    """The table to meta-evaluate, from a results document or by evaluating qrels and runs."""
+    if args.results:
+        if args.qrels or args.runs:
+            raise InputError.single("conflicting-inputs", "give either --results or --qrels with --run, not both")
+        try:
+            doc = json.loads(load(args.results).data)
+        except json.JSONDecodeError as exc:
+            raise InputError.single("not-json", f"not a results JSON document: {exc}", args.results) from None
+        return ScoreTable.from_document(doc, args.measures)
+    if not (args.qrels and args.runs and args.measures):
+        raise InputError.single("missing-inputs", "give --results FILE, or --qrels FILE with --run FILE and -m")
+    inputs = load_inputs(open_input(args.qrels), [open_input(r) for r in args.runs],
+                         qrels_format=args.qrels_format,
+                         intent_weights=open_input(args.intent_weights) if args.intent_weights else None)
+    report = run_evaluation(inputs, args.measures, ties=args.ties, topics=args.topics)
+    return ScoreTable.from_run_scores(report.scores)
+
+
+def run(args: argparse.Namespace) -> int:
+    method = METHODS[args.meta_method]
+    options: dict[str, Any] = {}
+    for option in method.options:
+        value = getattr(args, option.name, None)
+        if option.name == "preferences":
+            value = parse_preferences(value).unwrap() if value else ()
+        elif option.name == "against":
+            value = tuple(value or ())
+        options[option.name] = value
+    table = score_table(args)
+    try:
+        doc = run_method(method.name, table, options)
+    except (KeyError, ValueError) as exc:
+        raise InputError.single("invalid-meta-request", str(exc).strip("'\"")) from None
+    if getattr(args, "plot", None):
+        from evaluation.meta.plots import plot_document
+
+        plot_document(doc, table, Path(args.plot))
+    text = json.dumps(doc, indent=2) + "\n" if args.format == "json" else render_text(doc)
+    if args.output:
+        Path(args.output).write_text(text)
+    else:
+        sys.stdout.write(text)
+    return 0

@@ -1,0 +1,203 @@
+"""Meta-evaluation methods as documents: one entry point per method, taking a score table and options and
+returning JSON-ready results keyed by method then canonical measure name. The CLI (``evalserve meta``) and the
+service's meta-evaluation jobs both call ``run_method``, so they give the same document for the same table.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from evaluation.meta.bootstrap import bootstrap_indices, discriminative_power
+from evaluation.meta.correlation import correlation_matrix
+from evaluation.meta.preferences import measure_labels, preference_agreement
+from evaluation.meta.significance import TESTS, compare_runs
+from evaluation.meta.table import ScoreTable
+from evaluation.meta.unanimity import metric_unanimity
+from evaluation.problems import InputError
+
+#: ``progress(stage, fraction)``, as in ``evaluation.pipeline``
+Progress = Callable[[str, float], None]
+CORRECTIONS = ("holm", "bonferroni", "bh", "none")
+CORRELATIONS = ("tau_a", "tau_b", "tau_ap", "tau_ap_sym")
+
+
+@dataclass(frozen=True)
+class Option:
+    """One option of a method: its default and what it accepts (for the CLI, the API schema and checks)."""
+
+    name: str
+    default: Any
+    kind: type
+    help: str
+    choices: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Method:
+    name: str  # as in the CLI and the API (``discriminative-power``)
+    key: str  # top-level key of the result document (``discriminative_power``)
+    summary: str
+    options: tuple[Option, ...]
+    run: Callable[[ScoreTable, Mapping[str, Any], Progress | None], dict[str, Any]]
+
+
+def _finite(value: float) -> float | None:
+    """JSON has no NaN or infinity: undefined values (e.g. a test on identical runs) are null."""
+    return float(value) if math.isfinite(value) else None
+
+
+def _json_safe(value: object) -> object:
+    if isinstance(value, float):
+        return _finite(value)
+    if isinstance(value, list):
+        return [_json_safe(v) for v in value]
+    return value
+
+
+def _unanimity(table: ScoreTable, options: Mapping[str, Any], progress: Progress | None) -> dict[str, Any]:
+    against = options.get("against") or None
+    found = metric_unanimity(table, against=against, strict=bool(options["strict"]))
+    return {"unanimity": {m: _finite(v) for m, v in found.as_dict().items()},
+            "pairs": found.pairs, "against": list(against or table.measures), "strict": bool(options["strict"])}
+
+
+def _discriminative_power(table: ScoreTable, options: Mapping[str, Any],
+                          progress: Progress | None) -> dict[str, Any]:
+    """Every measure with one shared set of resamples (common random numbers), one measure at a time so that
+    progress can be reported."""
+    resamples, alpha = int(options["resamples"]), float(options["alpha"])
+    indices = bootstrap_indices(len(table.topics), resamples, np.random.default_rng(int(options["seed"])))
+    out: dict[str, Any] = {}
+    for i, measure in enumerate(table.measures):
+        if progress is not None:
+            progress(f"bootstrap: {measure} ({i + 1} of {len(table.measures)})", i / len(table.measures))
+        found = discriminative_power(table, indices=indices, alpha=alpha, measures=[measure])
+        summary = found.summary()[measure]
+        out[measure] = {"significant_pairs": summary["significant"], "pairs": summary["pairs"],
+                        "proportion": _finite(summary["power"]), "delta": _finite(summary["delta"]),
+                        "asl": [_finite(v) for v in found.asl_curves()[measure].tolist()]}
+    return {"discriminative_power": out, "resamples": resamples, "alpha": alpha, "seed": int(options["seed"]),
+            "topics": len(table.topics), "runs": list(table.runs)}
+
+
+def _significance(table: ScoreTable, options: Mapping[str, Any], progress: Progress | None) -> dict[str, Any]:
+    correction = None if options["correction"] == "none" else str(options["correction"])
+    if options["test"] == "tukey":
+        correction = None  # Tukey HSD controls the family-wise error itself
+    out: dict[str, Any] = {}
+    for i, measure in enumerate(table.measures):
+        if progress is not None:
+            progress(f"testing: {measure} ({i + 1} of {len(table.measures)})", i / len(table.measures))
+        tests = compare_runs(table, measure, test=str(options["test"]), correction=correction,
+                             alpha=float(options["alpha"]), rng=np.random.default_rng(int(options["seed"])))
+        rows = [{k: _json_safe(v) for k, v in row.items()} for row in tests.rows()]
+        out[measure] = {"means": {r: _finite(v) for r, v in zip(table.runs, table.means()[i].tolist())},
+                        "pairs": rows}
+    return {"significance": out, "test": options["test"], "correction": correction or "none",
+            "alpha": float(options["alpha"]), "seed": int(options["seed"])}
+
+
+def _correlation(table: ScoreTable, options: Mapping[str, Any], progress: Progress | None) -> dict[str, Any]:
+    method = str(options["method"])
+    matrix = correlation_matrix(table, method)  # type: ignore[arg-type]
+    return {"correlation": {a: {b: _finite(float(matrix[i, j])) for j, b in enumerate(table.measures)}
+                            for i, a in enumerate(table.measures)},
+            "method": method, "ties": "systems tied in mean score are ordered by name (tau_ap)"}
+
+
+def _preference_agreement(table: ScoreTable, options: Mapping[str, Any],
+                          progress: Progress | None) -> dict[str, Any]:
+    prefs: Sequence[Mapping[str, str]] = options.get("preferences") or ()
+    if not prefs:
+        raise InputError.single("no-preferences", "preference agreement needs user preference labels"
+                                " (topic, left run, right run, label, user)")
+    topic_at = {t: k for k, t in enumerate(table.topics)}
+    run_at = {r: k for k, r in enumerate(table.runs)}
+    missing = sorted({p[f] for p in prefs for f, where in (("topic", topic_at), ("left", run_at), ("right", run_at))
+                      if p[f] not in where})
+    if missing:
+        raise InputError.single("preference-unknown-name", "preference labels name topics or runs the results"
+                                f" do not have: {', '.join(missing[:10])}")
+    topics = np.array([topic_at[p["topic"]] for p in prefs])
+    left = np.array([run_at[p["left"]] for p in prefs])
+    right = np.array([run_at[p["right"]] for p in prefs])
+    users: dict[str, list[int]] = {}
+    for k, p in enumerate(prefs):
+        users.setdefault(p.get("user") or "user", []).append(k)
+    out: dict[str, Any] = {}
+    for i, measure in enumerate(table.measures):
+        labels = measure_labels(table.values[i, left, topics], table.values[i, right, topics])
+        taus = {u: preference_agreement(labels[ks], [prefs[k]["label"] for k in ks]).tau for u, ks in users.items()}
+        if len(taus) > 1:
+            taus["average"] = float(np.mean(list(taus.values())))
+        out[measure] = {u: _finite(v) for u, v in taus.items()}
+    return {"preference_agreement": out, "pairs": len(prefs), "users": sorted(users)}
+
+
+SEED = Option("seed", 0, int, "seed of the random resamples (results are reproducible)")
+METHODS: dict[str, Method] = {
+    m.name: m
+    for m in (
+        Method("unanimity", "unanimity", "Metric Unanimity of each measure against the others (spec 8.1)",
+               (Option("against", (), tuple, "restrict the comparison set to these measures"),
+                Option("strict", False, bool, "unanimity with > instead of >=")), _unanimity),
+        Method("discriminative-power", "discriminative_power",
+               "paired bootstrap test over every run pair, discriminative power, Delta and ASL curves (8.3-8.4)",
+               (Option("resamples", 1000, int, "bootstrap samples B"),
+                Option("alpha", 0.05, float, "significance level"), SEED), _discriminative_power),
+        Method("significance", "significance", "pairwise significance tests between runs, per measure",
+               (Option("test", "t", str, "paired t, Fisher randomisation, paired bootstrap or randomised Tukey HSD",
+                       TESTS),
+                Option("correction", "holm", str, "multiple-comparison correction", CORRECTIONS),
+                Option("alpha", 0.05, float, "significance level"), SEED), _significance),
+        Method("correlation", "correlation", "rank correlation of the measures' system rankings (8.5-8.6)",
+               (Option("method", "tau_b", str, "Kendall tau-a, tau-b, tau_ap (row examined against column as gold)"
+                       " or symmetric tau_ap", CORRELATIONS),), _correlation),
+        Method("preference-agreement", "preference_agreement",
+               "agreement of each measure's per-topic preferences with user preference labels (8.7)",
+               (Option("preferences", (), tuple, "labels: topic, left run, right run, label (>, <, =), user"),),
+               _preference_agreement),
+    )
+}
+
+
+def options_for(method: str, given: Mapping[str, Any]) -> dict[str, Any]:
+    """The method's options with defaults filled in and values checked; ValueError names what is wrong."""
+    found = METHODS.get(method)
+    if found is None:
+        raise ValueError(f"unknown meta-evaluation method {method!r}; choose one of {', '.join(METHODS)}")
+    known = {o.name: o for o in found.options}
+    unknown = sorted(set(given) - set(known))
+    if unknown:
+        raise ValueError(f"{method} has no option {', '.join(unknown)}; it takes {', '.join(known) or 'none'}")
+    out: dict[str, Any] = {}
+    for name, option in known.items():
+        value = given.get(name, option.default)
+        if option.choices and value not in option.choices:
+            raise ValueError(f"{method}: {name} must be one of {', '.join(option.choices)}, not {value!r}")
+        if option.kind in (int, float) and (isinstance(value, bool) or not isinstance(value, (int, float))):
+            raise ValueError(f"{method}: {name} must be a number, not {value!r}")
+        if option.kind is int and value != int(value):
+            raise ValueError(f"{method}: {name} must be an integer, not {value!r}")
+        out[name] = value
+    if method == "discriminative-power" and not (1 <= int(out["resamples"]) <= 100_000):
+        raise ValueError("discriminative-power: resamples must be between 1 and 100000")
+    if "alpha" in out and not 0 < float(out["alpha"]) < 1:
+        raise ValueError(f"{method}: alpha must be between 0 and 1")
+    return out
+
+
+def run_method(method: str, table: ScoreTable, options: Mapping[str, Any] | None = None,
+               progress: Progress | None = None) -> dict[str, Any]:
+    """Run one method on a score table: the result document, with the table's shape under ``meta``."""
+    checked = options_for(method, options or {})
+    doc = METHODS[method].run(table, checked, progress)
+    if progress is not None:
+        progress("done", 1.0)
+    return {"meta": {"method": method, "measures": list(table.measures), "runs": len(table.runs),
+                     "topics": len(table.topics)}, **doc}

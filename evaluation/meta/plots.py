@@ -1,0 +1,79 @@
+"""Plots of meta-evaluation results (matplotlib, imported on use; ``pip install 'evalserve[plots]'``): ASL
+curves (spec 8.4) and per-topic score distributions per run. PNG or SVG, chosen by the file name."""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from evaluation.meta.table import ScoreTable
+from evaluation.problems import InputError
+
+FORMATS = ("png", "svg")
+
+
+def _pyplot() -> Any:
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        raise InputError.single("plots-unavailable", "plots need matplotlib: pip install 'evalserve[plots]'") from None
+    return plt
+
+
+def asl_curves(doc: Mapping[str, Any], fmt: str = "png") -> bytes:
+    """One curve per measure: its per-pair ASL values sorted ascending against the pair's position, with the
+    significance level as a horizontal line (a curve closer to the x axis discriminates more)."""
+    plt = _pyplot()
+    fig, ax = plt.subplots(figsize=(7, 4.5), dpi=110)
+    for measure, found in doc["discriminative_power"].items():
+        asl = [v if v is not None else float("nan") for v in found["asl"]]
+        ax.plot(range(1, len(asl) + 1), asl, label=f"{measure} ({found['proportion']:.2f})")
+    ax.axhline(doc["alpha"], color="grey", linestyle="--", linewidth=0.8)
+    ax.xaxis.get_major_locator().set_params(integer=True)
+    ax.set_xlabel("run pairs, sorted by ASL")
+    ax.set_ylabel("achieved significance level")
+    ax.set_title(f"ASL curves (paired bootstrap, B = {doc['resamples']}, {doc['topics']} topics)")
+    ax.legend(fontsize="small", title="measure (power)")
+    return _save(plt, fig, fmt)
+
+
+def score_distributions(table: ScoreTable, fmt: str = "png") -> bytes:
+    """Per measure, a box plot of each run's per-topic scores."""
+    plt = _pyplot()
+    n = len(table.measures)
+    fig, axes = plt.subplots(n, 1, figsize=(max(6, 0.6 * len(table.runs) + 2), 2.8 * n), dpi=110, squeeze=False)
+    for i, measure in enumerate(table.measures):
+        ax = axes[i][0]
+        ax.boxplot([row for row in table.values[i]], showmeans=True)
+        ax.set_xticks(range(1, len(table.runs) + 1), table.runs, rotation=30, ha="right", fontsize="small")
+        ax.set_ylabel(measure)
+    fig.suptitle(f"per-topic scores ({len(table.topics)} topics)")
+    return _save(plt, fig, fmt)
+
+
+def _save(plt: Any, fig: Any, fmt: str) -> bytes:
+    if fmt not in FORMATS:
+        raise InputError.single("plot-format", f"plots are {' or '.join(FORMATS)}, not {fmt!r}")
+    fig.tight_layout()
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format=fmt)
+    plt.close(fig)
+    return buffer.getvalue()
+
+
+def plot_document(doc: Mapping[str, Any], table: ScoreTable | None, path: Path) -> None:
+    """Draw what suits the document (ASL curves for discriminative power, score distributions otherwise) to a
+    file whose extension gives the format."""
+    fmt = path.suffix.lstrip(".").lower() or "png"
+    if "discriminative_power" in doc:
+        data = asl_curves(doc, fmt)
+    elif table is not None:
+        data = score_distributions(table, fmt)
+    else:
+        raise InputError.single("plot-unavailable", "this result has no plot")
+    path.write_bytes(data)
