@@ -109,7 +109,10 @@ class Job(Base):
     id: Mapped[str] = mapped_column(String(40), primary_key=True)
     owner_id: Mapped[str] = mapped_column(ForeignKey("tokens.id"), index=True)
     collection_id: Mapped[str] = mapped_column(ForeignKey("collections.id"))
-    request: Mapped[dict[str, Any]] = mapped_column()  # runs, measures, ties, topics, per_topic
+    kind: Mapped[str] = mapped_column(String(20), default="evaluation", server_default="evaluation")
+    #: evaluation: runs, measures, ties, topics, per_topic; meta: method, options and either the evaluation job
+    #: whose results to meta-evaluate or runs, measures, ties, topics to evaluate first
+    request: Mapped[dict[str, Any]] = mapped_column()
     state: Mapped[str] = mapped_column(String(20), default="queued")
     stage: Mapped[str] = mapped_column(String(300), default="queued")
     progress: Mapped[float] = mapped_column(Float, default=0.0)
