@@ -15,7 +15,7 @@ from evaluation.intent_ranking import IntentRanking, IntentSlots
 from evaluation.measures.base import Param
 from evaluation.measures.diversity._intents import pair_satisfaction, segments_for_run
 from evaluation.model import FloatArray, IntArray
-from evaluation.segments import expand_ranges
+from evaluation.segments import expand_ranges, segment_ids
 
 FAMILY = "diversity"
 NDEVAL = "ndeval 4.5 (TREC Web 2009-2014; pyndeval); Appendix E.2"
@@ -29,13 +29,11 @@ NDEVAL_DEPTH = 20
 
 
 def powers(base: float, n: int) -> FloatArray:
-    """base^c for c = 0..n-1 by repeated multiplication, the way ndeval keeps its running gains and decays."""
-    out = np.empty(max(n, 1))
-    value = 1.0
-    for c in range(out.size):
-        out[c] = value
-        value *= base
-    return out
+    """base^c for c = 0..n-1 by repeated multiplication, the way ndeval keeps its running gains and decays
+    (``multiply.accumulate`` multiplies in sequence, so each entry is the previous one times ``base``)."""
+    out = np.full(max(n, 1), base, dtype=np.float64)
+    out[0] = 1.0
+    return np.multiply.accumulate(out, out=out)
 
 
 def discount_table(alpha: float, n: int) -> FloatArray:
@@ -45,11 +43,20 @@ def discount_table(alpha: float, n: int) -> FloatArray:
 
 def novelty_gain(data: IntentRanking, alpha: float, hit_gain: FloatArray | None = None) -> FloatArray:
     """NG(i) = sum_t J_t(d_i) (1 - alpha)^{c_t(i)} for every retrieved position (binary per-intent relevance);
-    with ``hit_gain`` each hit's term is multiplied by it (graded gain r(d_i,t), spec 3.4)."""
+    with ``hit_gain`` each hit's term is multiplied by it (graded gain r(d_i,t), spec 3.4). The binary gains
+    are computed once per run and alpha (read-only: alpha-nDCG, ERR-IA and NRBP share them)."""
+    if hit_gain is None:
+        return data.memo(("novelty-gain", alpha), lambda: _novelty_gain(data, alpha, None))
+    return _novelty_gain(data, alpha, hit_gain)
+
+
+def _novelty_gain(data: IntentRanking, alpha: float, hit_gain: FloatArray | None) -> FloatArray:
     earlier = data.earlier_hits()
     table = discount_table(alpha, int(earlier.max()) + 1 if earlier.size else 1)
     weights = table[earlier] if hit_gain is None else hit_gain * table[earlier]
-    return np.bincount(data.hit_pos, weights=weights, minlength=data.docs.rank.size).astype(np.float64)
+    gain = np.bincount(data.hit_pos, weights=weights, minlength=data.docs.rank.size).astype(np.float64)
+    gain.flags.writeable = False
+    return gain
 
 
 @dataclass(frozen=True)
@@ -117,6 +124,29 @@ def ideal_for_run(data: IntentRanking, ideal: IdealGains) -> tuple[IntArray, Flo
     return segments_for_run(data, ideal.offsets, ideal.gain)
 
 
+@dataclass(frozen=True)
+class RunIdeal:
+    """The greedy ideal gains of a run's evaluated topics: per rank its gain, evaluated topic and 1-based rank."""
+
+    gain: FloatArray
+    topic: IntArray
+    rank: IntArray
+
+
+def greedy_for_run(data: IntentRanking, alpha: float, graded: bool = False) -> RunIdeal:
+    """``greedy_ideal`` restricted to the run's evaluated topics (alpha-nDCG, nERR-IA and nNRBP read it), once
+    for all runs evaluated on the same topics."""
+
+    def make() -> RunIdeal:
+        offsets, gain, rank = ideal_for_run(data, greedy_ideal(data.slots, alpha, graded))
+        topic = segment_ids(offsets)
+        for array in (gain, topic, rank):
+            array.flags.writeable = False
+        return RunIdeal(gain, topic, rank)
+
+    return data.shared(("greedy-for-run", alpha, graded), make)
+
+
 def cumulative_at(values: FloatArray, segment: IntArray, rank: IntArray, n_topics: int, k: int) -> FloatArray:
     """Per topic: sum of ``values`` over ranks <= k."""
     keep = rank <= k
@@ -133,3 +163,14 @@ def ideal_ideal(n_slots: FloatArray, alpha: float, k: int, discount: str) -> Flo
     disc = 1.0 / np.log2(ranks + 1.0) if discount == "log" else 1.0 / ranks
     decay = discount_table(alpha, k)
     return n_slots * float(np.sum(decay * disc))
+
+
+def run_ideal_ideal(data: IntentRanking, alpha: float, k: int, discount: str) -> FloatArray:
+    """``ideal_ideal`` of the evaluated topics, once for all runs evaluated on the same topics (read-only)."""
+
+    def make() -> FloatArray:
+        values = ideal_ideal(data.n_slots_per_topic(), alpha, k, discount)
+        values.flags.writeable = False
+        return values
+
+    return data.shared(("ideal-ideal", alpha, k, discount), make)

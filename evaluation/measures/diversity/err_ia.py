@@ -30,7 +30,7 @@ from evaluation.measures.diversity._intents import (
     hits_within,
     only_with,
 )
-from evaluation.measures.diversity._shared import ALPHA, FAMILY, NDEVAL, REL, ideal_ideal
+from evaluation.measures.diversity._shared import ALPHA, FAMILY, NDEVAL, REL, run_ideal_ideal
 from evaluation.measures.diversity.alpha_ndcg import discounted_gains
 from evaluation.model import FloatArray
 
@@ -50,8 +50,8 @@ def err_ia(inputs: IntentInputs, params: Mapping[str, Any], cutoff: int | None) 
     if params["variant"] == "paper":
         return paper_err_ia(inputs, params, cutoff)
     only_with("ndeval", params, {"gmax": GMAX.default}, "ERR_IA")
-    run, _, n_slots = discounted_gains(inputs, params, cutoff, "rr")
-    return ratio(run, ideal_ideal(n_slots, params["alpha"], cutoff, "rr"))
+    run, _, _ = discounted_gains(inputs, params, cutoff, "rr")
+    return ratio(run, run_ideal_ideal(inputs.at(params["rel"]), params["alpha"], cutoff, "rr"))
 
 
 def paper_err_ia(inputs: IntentInputs, params: Mapping[str, Any], cutoff: int | None) -> FloatArray:
