@@ -99,6 +99,11 @@ def _greedy(slots: IntentSlots, alpha: float, pair_gain: FloatArray | None = Non
     # pairs grouped by candidate (already: pairs are sorted by topic, doc, intent)
     pair_by_cand = np.argsort(cand_of_pair, kind="stable")
     cand_pair_offsets = np.concatenate(([0], np.cumsum(np.bincount(cand_of_pair, minlength=n_cand))))
+    if pair_gain is None:
+        local = slots.pair_slot - slots.slot_offsets[pair_topic]
+        if int(local.max()) < _MASK_BITS:  # every topic has few intents (always so in TREC and NTCIR)
+            cand = _Candidates(cand_topic, per_topic, offsets, pair_by_cand, cand_pair_offsets)
+            return _greedy_by_signature(slots, alpha, cand, local)
     factor = np.ones(slots.n_slots)
     picked = np.zeros(n_cand, dtype=bool)
     topics = np.flatnonzero(per_topic > 0)
@@ -117,6 +122,83 @@ def _greedy(slots: IntentSlots, alpha: float, pair_gain: FloatArray | None = Non
         span = expand_ranges(cand_pair_offsets[chosen], cand_pair_offsets[chosen + 1])
         factor[slots.pair_slot[pair_by_cand[span]]] *= 1.0 - alpha
     return IdealGains(offsets, gain_out)
+
+
+#: topics with at most this many relevant intents take the greedy ideal by signature (one bit per intent)
+_MASK_BITS = 63
+
+
+@dataclass(frozen=True)
+class _Candidates:
+    """The greedy ideal's candidates -- distinct (topic, doc) with a relevant pair, sorted by topic then doc --
+    and their pairs: candidate ``c`` owns ``pair_by_cand[pair_offsets[c]:pair_offsets[c+1]]`` (slots ascending)."""
+
+    topic: IntArray
+    per_topic: IntArray
+    offsets: IntArray
+    pair_by_cand: IntArray
+    pair_offsets: IntArray
+
+
+def _greedy_by_signature(slots: IntentSlots, alpha: float, cand: _Candidates, local: IntArray) -> IdealGains:
+    """The binary greedy ideal, stepping over *signatures* instead of documents.
+
+    Documents of a topic relevant to the same set of intents (same signature) always have the same marginal
+    gain -- the same factors summed in the same order, so the same double -- and among them the greedy takes
+    the larger docno first. So each step scores every signature once (not every document), takes per topic
+    the best signature (ties: the one whose next document has the larger docno) and that signature's next
+    document. Picks and gains are those of the document-by-document loop, bit for bit.
+    """
+    n_cand = cand.topic.size
+    bits = np.left_shift(np.uint64(1), local.astype(np.uint64))
+    mask = np.bitwise_or.reduceat(bits[cand.pair_by_cand], cand.pair_offsets[:-1])
+    index = np.arange(n_cand, dtype=np.int64)
+    # members of each signature, grouped by (topic, signature), larger docno (candidate index) first
+    members = np.lexsort((-index, mask, cand.topic))
+    sig_topic, sig_mask = cand.topic[members], mask[members]
+    new = np.ones(n_cand, dtype=bool)
+    new[1:] = (sig_topic[1:] != sig_topic[:-1]) | (sig_mask[1:] != sig_mask[:-1])
+    sig_start = np.flatnonzero(new)
+    n_sig = sig_start.size
+    sig_end = np.append(sig_start[1:], n_cand)
+    cand_sig = np.empty(n_cand, dtype=np.int64)
+    cand_sig[members] = np.cumsum(new) - 1
+    sig_topic = sig_topic[sig_start]
+    # each signature's slots: those of its first member, in the members' pair order
+    first = members[sig_start]
+    lo, hi = cand.pair_offsets[first], cand.pair_offsets[first + 1]
+    sig_slot = slots.pair_slot[cand.pair_by_cand[expand_ranges(lo, hi)]]
+    sig_slot_offsets = np.concatenate(([0], np.cumsum(hi - lo))).astype(np.int64)
+    sig_of_slot = segment_ids(sig_slot_offsets)
+    topics = np.flatnonzero(cand.per_topic > 0)
+    sigs_per_topic = np.bincount(sig_topic, minlength=cand.per_topic.size)[topics]
+    topic_sig_start = np.concatenate(([0], np.cumsum(sigs_per_topic)[:-1])).astype(np.int64)
+    sig_group = np.repeat(np.arange(topics.size), sigs_per_topic)  # position of each signature's topic in topics
+    # each signature's slots as a padded row; the padding points at a spare factor entry nobody reads
+    width = int(np.diff(sig_slot_offsets).max())
+    padded = np.full((n_sig, width), slots.n_slots, dtype=np.int64)
+    padded[sig_of_slot, np.arange(sig_slot.size) - sig_slot_offsets[sig_of_slot]] = sig_slot
+    factor = np.ones(slots.n_slots + 1)
+    ptr = sig_start.copy()  # next member of each signature
+    upcoming = members[sig_start]  # candidate index of that member
+    penalty = np.zeros(n_sig)  # -inf once a signature has no member left
+    out_at = cand.offsets[topics]
+    gain_out = np.zeros(n_cand)
+    decay = 1.0 - alpha
+    for step in range(int(cand.per_topic.max())):
+        score = np.bincount(sig_of_slot, weights=factor[sig_slot], minlength=n_sig)
+        np.add(score, penalty, out=score)  # exhausted signatures drop out (x + 0.0 == x for the others)
+        best = np.maximum.reduceat(score, topic_sig_start)
+        is_best = score == best[sig_group]
+        live = np.flatnonzero(cand.per_topic[topics] > step)
+        chosen_sig = cand_sig[np.maximum.reduceat(np.where(is_best, upcoming, -1), topic_sig_start)[live]]
+        gain_out[out_at[live] + step] = score[chosen_sig]
+        factor[padded[chosen_sig]] *= decay
+        ptr[chosen_sig] += 1
+        more = ptr[chosen_sig] < sig_end[chosen_sig]
+        upcoming[chosen_sig[more]] = members[ptr[chosen_sig[more]]]
+        penalty[chosen_sig[~more]] = -np.inf
+    return IdealGains(cand.offsets, gain_out)
 
 
 def ideal_for_run(data: IntentRanking, ideal: IdealGains) -> tuple[IntArray, FloatArray, IntArray]:
