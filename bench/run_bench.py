@@ -33,6 +33,7 @@ import argparse
 import dataclasses
 import gc
 import importlib
+import importlib.util
 import os
 import platform
 import statistics
@@ -380,6 +381,22 @@ def _version(package: str) -> str:
         return "not installed"
 
 
+def paired(o: Outcome) -> str:
+    """Reference / evalserve per repetition (the two ran back to back, so a pair saw the same host load):
+    min, median and max of the total and of the runs-only ratios."""
+    ref, ours_side = o.sides[o.reference], o.sides["evalserve"]
+    n = min(len(ref.runs), len(ours_side.runs))
+    parts = []
+    for label, mine, theirs in (
+        ("total", [ours_side.setup[i] + ours_side.runs[i] for i in range(n)],
+         [ref.setup[i] + ref.runs[i] for i in range(n)]),
+        ("runs", ours_side.runs[:n], ref.runs[:n]),
+    ):
+        ratios = sorted(t / m for t, m in zip(theirs, mine))
+        parts.append(f"{label} {ratios[0]:.2f}x / {statistics.median(ratios):.2f}x / {ratios[-1]:.2f}x")
+    return f"{o.reference} / evalserve per repetition (min / median / max of {n}): " + "; ".join(parts) + "."
+
+
 def table(outcomes: list[Outcome], repeat: int) -> str:
     lines = [
         "| workload | tool | setup (s) | runs (s) | total (s) | runs: reference / tool | total: reference / tool |",
@@ -394,6 +411,8 @@ def table(outcomes: list[Outcome], repeat: int) -> str:
                 f"| {ref.runs_s / s.runs_s:.2f}x | {ref.total_s / s.total_s:.2f}x |"
             )
     lines.append("")
+    for o in outcomes:
+        lines.append(f"- {o.workload}: {paired(o)}")
     for o in outcomes:
         c = o.check
         text = (
@@ -417,7 +436,7 @@ def table(outcomes: list[Outcome], repeat: int) -> str:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--work", type=Path, default=HERE / "work")
-    ap.add_argument("--workloads", default="trec,wide")
+    ap.add_argument("--workloads", default="trec,wide,diversity")
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--no-ranx", action="store_true")
     ap.add_argument("--out", type=Path, default=HERE / "work" / "results.md")
@@ -435,6 +454,9 @@ def main() -> int:
         folder = args.work / name
         if not (folder / "qrels.txt").exists():
             print(f"missing {folder}; run bench/generate.py first", file=sys.stderr)
+            return 2
+        if name == DIVERSITY and importlib.util.find_spec("pyndeval") is None:
+            print("the diversity workload needs pyndeval (pip install pyndeval)", file=sys.stderr)
             return 2
         outcomes.append(bench_workload(folder, args.repeat, with_ranx))
     info = machine()
