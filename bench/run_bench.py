@@ -381,20 +381,22 @@ def _version(package: str) -> str:
         return "not installed"
 
 
-def paired(o: Outcome) -> str:
-    """Reference / evalserve per repetition (the two ran back to back, so a pair saw the same host load):
-    min, median and max of the total and of the runs-only ratios."""
+def spread(o: Outcome) -> str:
+    """How the ratio moves: reference / evalserve for every pair of repetitions (the two ran back to back), as
+    min / median / max, and the ratio of the two fastest totals (the repetitions least disturbed by other jobs)."""
     ref, ours_side = o.sides[o.reference], o.sides["evalserve"]
     n = min(len(ref.runs), len(ours_side.runs))
+    ours_total = [ours_side.setup[i] + ours_side.runs[i] for i in range(n)]
+    ref_total = [ref.setup[i] + ref.runs[i] for i in range(n)]
     parts = []
-    for label, mine, theirs in (
-        ("total", [ours_side.setup[i] + ours_side.runs[i] for i in range(n)],
-         [ref.setup[i] + ref.runs[i] for i in range(n)]),
-        ("runs", ours_side.runs[:n], ref.runs[:n]),
-    ):
+    for label, mine, theirs in (("total", ours_total, ref_total), ("runs", ours_side.runs[:n], ref.runs[:n])):
         ratios = sorted(t / m for t, m in zip(theirs, mine))
         parts.append(f"{label} {ratios[0]:.2f}x / {statistics.median(ratios):.2f}x / {ratios[-1]:.2f}x")
-    return f"{o.reference} / evalserve per repetition (min / median / max of {n}): " + "; ".join(parts) + "."
+    best = min(ref_total) / min(ours_total)
+    return (
+        f"{o.reference} / evalserve per pair of repetitions (min / median / max of {n}): " + "; ".join(parts)
+        + f"; fastest total / fastest total: {best:.2f}x ({min(ref_total):.3f} s / {min(ours_total):.3f} s)."
+    )
 
 
 def table(outcomes: list[Outcome], repeat: int) -> str:
@@ -412,7 +414,7 @@ def table(outcomes: list[Outcome], repeat: int) -> str:
             )
     lines.append("")
     for o in outcomes:
-        lines.append(f"- {o.workload}: {paired(o)}")
+        lines.append(f"- {o.workload}: {spread(o)}")
     for o in outcomes:
         c = o.check
         text = (
