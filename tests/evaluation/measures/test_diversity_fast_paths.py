@@ -22,7 +22,7 @@ from evaluation.formats.source import Blob
 from evaluation.intent_ranking import intent_slots
 from evaluation.measures.diversity._shared import IdealGains, _greedy
 
-SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+SETTINGS = settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 #: docnos whose byte order matters for the greedy's tie rule (larger docno first)
 DOCNOS = ("d1", "d2", "d9", "d10", "d11", "d10a", "D5", "e1", "e2", "f", "g", "h")
 
