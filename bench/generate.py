@@ -1,9 +1,11 @@
 """Write the benchmark workloads (seeded, deterministic) into ``bench/work/``.
 
-Two workloads, each a graded qrels file and TREC run files (``qid Q0 docno rank score tag``):
+Three workloads, each a qrels file and TREC run files (``qid Q0 docno rank score tag``):
 
 - ``trec``: 50 topics x 1,000 documents x 30 runs, 300-700 judged documents per topic (TREC ad hoc size);
-- ``wide``: 20,000 topics x 100 documents x 3 runs, 10-40 judged documents per topic.
+- ``wide``: 20,000 topics x 100 documents x 3 runs, 10-40 judged documents per topic;
+- ``diversity``: the real TREC Web 2012 diversity qrels (``qrels-for-ndeval.txt``, copied verbatim) and 30 runs
+  synthesised from the four real Indri runs on those topics (see ``generate_diversity``).
 
 Every topic has a pool of candidate documents with a hidden quality; judgments are drawn mostly from the
 best candidates (as pooling does) with grades 0-4, and each run retrieves the candidates it scores best, so
@@ -11,12 +13,14 @@ runs and qrels overlap as they do in real collections. Scores are printed the wa
 ``%.6f`` (Anserini-like BM25), Indri-like negative log-probabilities with six significant digits (``%g``),
 and coarse ``%.3f`` scores that produce many ties (broken by docno, as trec_eval does).
 
-Usage: ``python3 bench/generate.py [--seed N] [--out DIR]``
+Usage: ``python3 bench/generate.py [--seed N] [--out DIR] [--workloads trec,wide,diversity] [--data DIR]``
 """
 
 from __future__ import annotations
 
 import argparse
+import gzip
+import shutil
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,6 +29,7 @@ import numpy as np
 
 HERE = Path(__file__).resolve().parent
 DEFAULT_OUT = HERE / "work"
+DEFAULT_DATA = Path("/work/shared/data")
 SEED = 20240611
 
 # Grade distribution among judged documents, by quality quantile (most judged documents are not relevant).
@@ -133,8 +138,10 @@ def write_run(path: Path, rng: np.random.Generator, w: Workload, topics: list[st
     return len(names)
 
 
-def generate(out: Path, seed: int) -> None:
+def generate(out: Path, seed: int, names: set[str]) -> None:
     for i, w in enumerate(WORKLOADS):
+        if w.name not in names:
+            continue
         start = time.perf_counter()
         rng = np.random.default_rng([seed, i])
         folder = out / w.name
@@ -152,12 +159,138 @@ def generate(out: Path, seed: int) -> None:
               f"-> {folder} ({took:.1f} s)")
 
 
+# ------------------------------------------------------------------------------------------------ diversity
+
+DIVERSITY_RUNS = 30
+DIVERSITY_QRELS = Path("trec-web-2009-2014") / "2012" / "qrels-for-ndeval.txt"
+REAL_RUNS = ("ql-results-cata", "ql-results-catb", "ql-results-cata-filtered", "ql-results-catb-filtered")
+
+#: output styles of the synthesised runs: (name, decimals of the score unit, how the score is printed)
+_DIV_STYLES = (("indri", 4, "g"), ("bm25", 4, "f"), ("prob", 6, "f"))
+
+
+def read_real_run(path: Path) -> dict[str, tuple[list[str], np.ndarray]]:
+    """A real run file (plain or .gz) as {topic: (docnos in file order, scores)}."""
+    opener = gzip.open if path.suffix == ".gz" else open
+    per_topic: dict[str, tuple[list[str], list[float]]] = {}
+    with opener(path, "rt") as handle:
+        for line in handle:
+            q, _, d, _, s, _ = line.split()
+            docs, scores = per_topic.setdefault(q, ([], []))
+            docs.append(d)
+            scores.append(float(s))
+    return {q: (d, np.asarray(s)) for q, (d, s) in per_topic.items()}
+
+
+def _real_run_path(data: Path, name: str) -> Path:
+    plain = data / "trec-web-2012-runs" / "runs" / f"{name}.txt"
+    return plain if plain.exists() else plain.with_suffix(".txt.gz")
+
+
+def _strictly_decreasing(units: np.ndarray) -> np.ndarray:
+    """The largest integer sequence <= ``units`` (already sorted descending) that strictly decreases."""
+    step = np.arange(units.size, dtype=np.int64)
+    return np.minimum.accumulate(units + step) - step
+
+
+def _mix_topic(rng: np.random.Generator, sources: list[tuple[list[str], np.ndarray]], noise: float,
+               shuffle_top: int) -> tuple[list[str], np.ndarray]:
+    """One topic of a synthesised run: the union of the sources' documents, scored by the mean of each source's
+    min-max normalised score (a document a source did not retrieve gets that source's minimum minus 0.1), plus
+    Gaussian noise; optionally the best ``shuffle_top`` are reshuffled. Returns docnos best first and their
+    (noisy) scores, descending."""
+    index: dict[str, int] = {}
+    for docs, _ in sources:
+        for d in docs:
+            index.setdefault(d, len(index))
+    names = list(index)
+    total = np.zeros(len(names))
+    for docs, scores in sources:
+        lo, hi = float(scores.min()), float(scores.max())
+        norm = (scores - lo) / (hi - lo) if hi > lo else np.ones_like(scores)
+        column = np.full(len(names), -0.1)
+        column[[index[d] for d in docs]] = norm
+        total += column
+    value = total / len(sources) + noise * rng.standard_normal(len(names))
+    order = np.argsort(-value, kind="stable")
+    if shuffle_top > 1:
+        head = order[:shuffle_top].copy()
+        rng.shuffle(head)
+        order[: head.size] = head
+        value[order] = np.sort(value)[::-1]  # keep the scores descending along the new order
+    return [names[i] for i in order.tolist()], value[order]
+
+
+def write_diversity_run(path: Path, rng: np.random.Generator, real: list[dict[str, tuple[list[str], np.ndarray]]],
+                        topics: list[str], r: int) -> int:
+    """One synthesised run, written in ranked order with distinct scores (distinct even as float32)."""
+    style, decimals, kind = _DIV_STYLES[r % len(_DIV_STYLES)]
+    tag = f"div{style}{r:02d}"
+    picked = rng.choice(len(real), size=int(rng.integers(1, 3)), replace=False).tolist()
+    noise = float(rng.uniform(0.01, 0.25))
+    cut = int(rng.choice([100, 200, 500, 1000, 0]))  # 0: a random depth per topic
+    lines: list[str] = []
+    for q in topics:
+        sources = [real[i][q] for i in picked if q in real[i]]
+        if not sources:
+            continue
+        shuffle_top = int(rng.integers(2, 21)) if rng.random() < 0.3 else 0
+        docs, value = _mix_topic(rng, sources, noise, shuffle_top)
+        most = min(len(docs), 1000)  # tools stop at 1,000 per topic
+        depth = min(cut, most) if cut else int(rng.integers(min(most, 20), most + 1))
+        docs, value = docs[:depth], value[:depth]
+        if style == "indri":
+            score = -12.0 + 10.0 * value
+        elif style == "bm25":
+            score = 8.0 + 25.0 * value
+        else:
+            score = 1.0 / (1.0 + np.exp(-3.0 * (value - 0.5)))
+        unit = 10.0**decimals
+        units = _strictly_decreasing(np.floor(score * unit).astype(np.int64))
+        text = [f"{u / unit:g}" if kind == "g" else f"{u / unit:.{decimals}f}" for u in units.tolist()]
+        parsed = np.array([float(t) for t in text])
+        assert (np.diff(parsed) < 0).all() and (np.diff(parsed.astype(np.float32)) < 0).all(), (path, q)
+        lines.extend(f"{q} Q0 {d} {k} {s} {tag}\n" for k, (d, s) in enumerate(zip(docs, text), start=1))
+    path.write_text("".join(lines))
+    return len(lines)
+
+
+def generate_diversity(out: Path, seed: int, data: Path) -> None:
+    """The diversity workload: TREC Web 2012 diversity qrels and 30 runs mixed from the four real runs.
+
+    Each run takes one or two of the real runs; per topic it scores the union of their documents by the mean
+    normalised score plus run-level Gaussian noise, sometimes reshuffles the top 2-20, and truncates at a
+    run-level depth (100, 200, 500, 1000 or a random depth per topic). Scores are distinct within a topic (also
+    as float32) and written in ranked order, so every tie policy, ndeval's and pyndeval's give the same order.
+    """
+    start = time.perf_counter()
+    rng = np.random.default_rng([seed, len(WORKLOADS)])
+    folder = out / "diversity"
+    (folder / "runs").mkdir(parents=True, exist_ok=True)
+    for old in (folder / "runs").glob("*.txt"):
+        old.unlink()
+    shutil.copyfile(data / DIVERSITY_QRELS, folder / "qrels.txt")
+    real = [read_real_run(_real_run_path(data, name)) for name in REAL_RUNS]
+    topics = sorted(set().union(*real), key=int)
+    lines = 0
+    for r in range(DIVERSITY_RUNS):
+        lines += write_diversity_run(folder / "runs" / f"run{r:02d}.txt", rng, real, topics, r)
+    took = time.perf_counter() - start
+    print(f"diversity: {len(topics)} topics ({DIVERSITY_QRELS}), {DIVERSITY_RUNS} runs, {lines} run lines "
+          f"-> {folder} ({took:.1f} s)")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--seed", type=int, default=SEED)
     ap.add_argument("--out", type=Path, default=DEFAULT_OUT)
+    ap.add_argument("--workloads", default="trec,wide,diversity")
+    ap.add_argument("--data", type=Path, default=DEFAULT_DATA, help="the shared real data (diversity workload)")
     args = ap.parse_args()
-    generate(args.out, args.seed)
+    names = set(args.workloads.split(","))
+    generate(args.out, args.seed, names)
+    if "diversity" in names:
+        generate_diversity(args.out, args.seed, args.data)
 
 
 if __name__ == "__main__":

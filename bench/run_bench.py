@@ -1,9 +1,11 @@
-"""End-to-end timing of evalserve's engine against pytrec_eval (and ranx) on the generated workloads.
+"""End-to-end timing of evalserve's engine against pytrec_eval (and ranx), and against pyndeval for diversity.
 
 For each workload (see ``bench/generate.py``), in one process:
 
 - setup: read and parse the qrels, build the evaluator (once per workload; timed and reported separately);
-- runs: for every run file, read it from disk, parse it and compute P@10, AP, nDCG@10, RR and Rprec per topic.
+- runs: for every run file, read it from disk, parse it and compute P@10, AP, nDCG@10, RR and Rprec per topic
+  (``trec``, ``wide``), or ndeval's 21 default columns (``diversity``: alpha-DCG/alpha-nDCG, ERR-IA/nERR-IA,
+  P-IA and strec at 5, 10, 20, NRBP, nNRBP, MAP-IA; alpha = beta = 0.5).
 
 pytrec_eval is used the usual way: qrels and runs are parsed into dicts by a plain Python loop
 (``q, _, d, _, s, _ = line.split(); run.setdefault(q, {})[d] = float(s)``), then
@@ -11,11 +13,18 @@ pytrec_eval is used the usual way: qrels and runs are parsed into dicts by a pla
 ``Qrels.from_file``/``Run.from_file`` and evaluates with ``ranx.evaluate(..., return_mean=False)``; its numba
 JIT is compiled by an untimed call on a tiny input first, and it is timed once (it is slow).
 
+The diversity workload is compared with pyndeval (ndeval's C code): qrels read by a plain Python loop into its
+``(qid, subtopic, docno, grade)`` rows and ``RelevanceEvaluator(rows, DEFAULT_MEASURES)`` built (setup), then each
+run read into ``(qid, docno, score)`` rows and evaluated. pyndeval orders a topic by score, ties by docno
+ascending; the generated runs have distinct scores (also as float32) written in ranked order, so its order, ours
+(``ties=trec``) and the rank column all agree. Topics: those in both run and qrels on both sides.
+
 Each tool first evaluates a couple of run files untimed (imports, allocator and cache warm-up), then the whole
 workload is timed ``--repeat`` times, tools interleaved; the median repetition is reported. Per-topic values of
-evalserve are checked against pytrec_eval's (|difference| <= 1e-9) on every run.
+evalserve are checked against the reference's (pytrec_eval, pyndeval; |difference| <= 1e-9) on every run.
 
-Usage: ``python3 bench/run_bench.py [--repeat N] [--workloads trec,wide] [--no-ranx] [--out bench/work/results.md]``
+Usage: ``python3 bench/run_bench.py [--repeat N] [--workloads trec,wide,diversity] [--no-ranx]
+[--out bench/work/results.md]``
 """
 
 from __future__ import annotations
@@ -24,6 +33,7 @@ import argparse
 import dataclasses
 import gc
 import importlib
+import importlib.util
 import os
 import platform
 import statistics
@@ -47,6 +57,19 @@ from evaluation.formats import read_qrels, read_run  # noqa: E402
 OURS = ("P@10", "AP", "nDCG@10", "RR", "Rprec")
 PYTREC = {"P@10": "P_10", "AP": "map", "nDCG@10": "ndcg_cut_10", "RR": "recip_rank", "Rprec": "Rprec"}
 RANX = ["precision@10", "map", "ndcg@10", "mrr", "r-precision"]
+#: ndeval's default columns (pyndeval.DEFAULT_MEASURES) -> our canonical names (alpha = beta = 0.5 on both sides)
+NDEVAL = {
+    **{f"ERR-IA@{k}": f"ERR_IA@{k}" for k in (5, 10, 20)},
+    **{f"nERR-IA@{k}": f"nERR_IA@{k}" for k in (5, 10, 20)},
+    **{f"alpha-DCG@{k}": f"alpha_DCG@{k}" for k in (5, 10, 20)},
+    **{f"alpha-nDCG@{k}": f"alpha_nDCG@{k}" for k in (5, 10, 20)},
+    "NRBP": "NRBP",
+    "nNRBP": "nNRBP",
+    "MAP-IA": "AP_IA",
+    **{f"P-IA@{k}": f"P_IA@{k}" for k in (5, 10, 20)},
+    **{f"strec@{k}": f"StRecall@{k}" for k in (5, 10, 20)},
+}
+DIVERSITY = "diversity"
 TOLERANCE = 1e-9
 WARM_UP_RUNS = 2
 
@@ -91,6 +114,14 @@ def ours(qrels_path: Path, run_paths: list[Path]) -> tuple[float, float, list[An
     return mid - start, time.perf_counter() - mid, results
 
 
+def ours_diversity(qrels_path: Path, run_paths: list[Path]) -> tuple[float, float, list[Any]]:
+    start = time.perf_counter()
+    evaluator = Evaluator.from_names(read_qrels(str(qrels_path)), NDEVAL.values(), ties="trec", topics="common")
+    mid = time.perf_counter()
+    results = [evaluator.evaluate(read_run(str(p))) for p in run_paths]
+    return mid - start, time.perf_counter() - mid, results
+
+
 # -------------------------------------------------------------------------------------------- pytrec_eval
 
 
@@ -119,6 +150,37 @@ def pytrec(qrels_path: Path, run_paths: list[Path]) -> tuple[float, float, list[
     evaluator = pytrec_eval.RelevanceEvaluator(pytrec_qrels(qrels_path), set(PYTREC.values()))
     mid = time.perf_counter()
     results = [evaluator.evaluate(pytrec_run(p)) for p in run_paths]
+    return mid - start, time.perf_counter() - mid, results
+
+
+# ----------------------------------------------------------------------------------------------- pyndeval
+
+
+def pyndeval_qrels(path: Path) -> list[tuple[str, str, str, int]]:
+    rows: list[tuple[str, str, str, int]] = []
+    with open(path) as f:
+        for line in f:
+            q, s, d, r = line.split()
+            rows.append((q, s, d, int(r)))
+    return rows
+
+
+def pyndeval_run(path: Path) -> list[tuple[str, str, float]]:
+    rows: list[tuple[str, str, float]] = []
+    with open(path) as f:
+        for line in f:
+            q, _, d, _, s, _ = line.split()
+            rows.append((q, d, float(s)))
+    return rows
+
+
+def pyndeval(qrels_path: Path, run_paths: list[Path]) -> tuple[float, float, list[Any]]:
+    import pyndeval as nd
+
+    start = time.perf_counter()
+    evaluator = nd.RelevanceEvaluator(pyndeval_qrels(qrels_path), list(NDEVAL), alpha=0.5, beta=0.5)
+    mid = time.perf_counter()
+    results = [evaluator.evaluate(pyndeval_run(p)) for p in run_paths]
     return mid - start, time.perf_counter() - mid, results
 
 
@@ -204,6 +266,31 @@ def _differences(scores: Any, expected: dict[str, dict[str, float]]) -> np.ndarr
     return np.concatenate(out) if out else np.zeros(0)
 
 
+def compare_diversity(mine: list[Any], theirs: list[Any]) -> Check:
+    """Per-topic comparison with pyndeval; its NaN (0/0 for a topic without relevant documents) must be our 0.
+    No float32 re-check: the generated runs have no scores that tie in single precision."""
+    check = Check()
+    for ours_scores, expected in zip(mine, theirs):
+        check.runs += 1
+        if set(ours_scores.topics) != set(expected):
+            diff = np.array([np.inf])
+        else:
+            parts = []
+            for key, name in NDEVAL.items():
+                want = np.array([expected[t][key] for t in ours_scores.topics], dtype=np.float64)
+                got = ours_scores.values[name]
+                parts.append(np.where(np.isnan(want), np.where(got == 0.0, 0.0, np.inf), np.abs(got - want)))
+            diff = np.concatenate(parts)
+        check.values += diff.size
+        worst = float(diff.max()) if diff.size else 0.0
+        check.max_diff = max(check.max_diff, worst)
+        if worst > TOLERANCE:
+            check.runs_differing += 1
+            check.values_differing += int((diff > TOLERANCE).sum())
+            check.float32_max_diff = float("nan")
+    return check
+
+
 # --------------------------------------------------------------------------------------------------- main
 
 
@@ -213,12 +300,18 @@ class Outcome:
     shape: str
     sides: dict[str, Side]
     check: Check
+    reference: str = "pytrec_eval"
+    measures: str = "5 measures"
 
 
 def bench_workload(folder: Path, repeat: int, with_ranx: bool) -> Outcome:
     qrels_path = folder / "qrels.txt"
     run_paths = sorted((folder / "runs").glob("*.txt"))
-    tools: list[tuple[str, Tool]] = [("evalserve", ours), ("pytrec_eval", pytrec)]
+    diversity = folder.name == DIVERSITY
+    reference = "pyndeval" if diversity else "pytrec_eval"
+    tools: list[tuple[str, Tool]] = [("evalserve", ours_diversity if diversity else ours)]
+    tools.append(("pyndeval", pyndeval) if diversity else ("pytrec_eval", pytrec))
+    with_ranx = with_ranx and not diversity  # ranx has no diversity measures
     for _name, fn in tools:
         fn(qrels_path, run_paths[:WARM_UP_RUNS])  # untimed warm-up
     sides = {name: Side(name) for name, _ in tools}
@@ -238,13 +331,20 @@ def bench_workload(folder: Path, repeat: int, with_ranx: bool) -> Outcome:
     if with_ranx:  # slow; timed once, after the others so that its memory use does not disturb them
         sides["ranx"] = Side("ranx")
         timed("ranx", ranx, "once   ")
-    check = compare(qrels_path, run_paths, last["evalserve"], last["pytrec_eval"])
+    if diversity:
+        check = compare_diversity(last["evalserve"], last["pyndeval"])
+    else:
+        check = compare(qrels_path, run_paths, last["evalserve"], last["pytrec_eval"])
     first = last["evalserve"][0]
-    with open(run_paths[0], "rb") as handle:
-        n_lines = sum(1 for _ in handle)
+    n_lines = 0
+    for path in run_paths:
+        with open(path, "rb") as handle:
+            n_lines += sum(1 for _ in handle)
     n_topics = len(first.topics)
-    shape = f"{n_topics:,} topics x {n_lines // max(1, n_topics):,} docs x {len(run_paths)} runs"
-    return Outcome(folder.name, shape, sides, check)
+    per_topic = n_lines // max(1, n_topics * len(run_paths))
+    shape = f"{n_topics:,} topics x {'~' if diversity else ''}{per_topic:,} docs x {len(run_paths)} runs"
+    measures = f"{len(NDEVAL)} ndeval columns" if diversity else "5 measures"
+    return Outcome(folder.name, shape, sides, check, reference, measures)
 
 
 def machine() -> dict[str, str]:
@@ -268,18 +368,44 @@ def machine() -> dict[str, str]:
         "python": platform.python_version(),
         "numpy": np.__version__,
         "pytrec_eval": metadata.version("pytrec_eval-terrier"),
+        "pyndeval": _version("pyndeval"),
         "ranx": ranx_version() or "not installed",
         "os": platform.platform(),
     }
 
 
+def _version(package: str) -> str:
+    try:
+        return metadata.version(package)
+    except metadata.PackageNotFoundError:
+        return "not installed"
+
+
+def spread(o: Outcome) -> str:
+    """How the ratio moves: reference / evalserve for every pair of repetitions (the two ran back to back), as
+    min / median / max, and the ratio of the two fastest totals (the repetitions least disturbed by other jobs)."""
+    ref, ours_side = o.sides[o.reference], o.sides["evalserve"]
+    n = min(len(ref.runs), len(ours_side.runs))
+    ours_total = [ours_side.setup[i] + ours_side.runs[i] for i in range(n)]
+    ref_total = [ref.setup[i] + ref.runs[i] for i in range(n)]
+    parts = []
+    for label, mine, theirs in (("total", ours_total, ref_total), ("runs", ours_side.runs[:n], ref.runs[:n])):
+        ratios = sorted(t / m for t, m in zip(theirs, mine))
+        parts.append(f"{label} {ratios[0]:.2f}x / {statistics.median(ratios):.2f}x / {ratios[-1]:.2f}x")
+    best = min(ref_total) / min(ours_total)
+    return (
+        f"{o.reference} / evalserve per pair of repetitions (min / median / max of {n}): " + "; ".join(parts)
+        + f"; fastest total / fastest total: {best:.2f}x ({min(ref_total):.3f} s / {min(ours_total):.3f} s)."
+    )
+
+
 def table(outcomes: list[Outcome], repeat: int) -> str:
     lines = [
-        "| workload | tool | setup (s) | runs (s) | total (s) | runs: pytrec_eval / tool | total: pytrec_eval / tool |",
+        "| workload | tool | setup (s) | runs (s) | total (s) | runs: reference / tool | total: reference / tool |",
         "|---|---|---:|---:|---:|---:|---:|",
     ]
     for o in outcomes:
-        ref = o.sides["pytrec_eval"]
+        ref = o.sides[o.reference]
         for name, s in o.sides.items():
             note = " (1 rep.)" if len(s.runs) < repeat else ""
             lines.append(
@@ -288,13 +414,17 @@ def table(outcomes: list[Outcome], repeat: int) -> str:
             )
     lines.append("")
     for o in outcomes:
+        lines.append(f"- {o.workload}: {spread(o)}")
+    for o in outcomes:
         c = o.check
         text = (
-            f"- {o.workload}: {c.values:,} per-topic values (5 measures, {c.runs} runs) compared with pytrec_eval: "
-            f"largest |difference| {c.max_diff:.3g}"
+            f"- {o.workload}: {c.values:,} per-topic values ({o.measures}, {c.runs} runs) compared with "
+            f"{o.reference}: largest |difference| {c.max_diff:.3g}"
         )
         if c.equal:
             text += f" -> equal within {TOLERANCE:g}."
+        elif o.reference == "pyndeval":
+            text += f" -> {c.values_differing} values in {c.runs_differing} runs differ by more than {TOLERANCE:g}."
         else:
             text += (
                 f" -> {c.values_differing} values in {c.runs_differing} runs differ by more than {TOLERANCE:g}; "
@@ -308,7 +438,7 @@ def table(outcomes: list[Outcome], repeat: int) -> str:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--work", type=Path, default=HERE / "work")
-    ap.add_argument("--workloads", default="trec,wide")
+    ap.add_argument("--workloads", default="trec,wide,diversity")
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--no-ranx", action="store_true")
     ap.add_argument("--out", type=Path, default=HERE / "work" / "results.md")
@@ -327,12 +457,16 @@ def main() -> int:
         if not (folder / "qrels.txt").exists():
             print(f"missing {folder}; run bench/generate.py first", file=sys.stderr)
             return 2
+        if name == DIVERSITY and importlib.util.find_spec("pyndeval") is None:
+            print("the diversity workload needs pyndeval (pip install pyndeval)", file=sys.stderr)
+            return 2
         outcomes.append(bench_workload(folder, args.repeat, with_ranx))
     info = machine()
     text = "\n".join(
         [
             f"Machine: {info['cpus']} CPUs ({info['cpu']}), {info['ram']} RAM, {info['os']}; Python {info['python']}, "
-            f"numpy {info['numpy']}, pytrec_eval-terrier {info['pytrec_eval']}, ranx {info['ranx']}.",
+            f"numpy {info['numpy']}, pytrec_eval-terrier {info['pytrec_eval']}, pyndeval {info['pyndeval']}, "
+            f"ranx {info['ranx']}.",
             f"Command: python3 bench/run_bench.py {' '.join(sys.argv[1:])}".rstrip()
             + f" (whole benchmark: {time.perf_counter() - started:.0f} s)",
             f"Median of {args.repeat} repetitions (ranx: one), seconds. runs = read + parse + evaluate every run "

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TypeVar
+from typing import TypeVar, cast
 
 import numpy as np
 
@@ -41,6 +41,8 @@ class IntentSlots:
     pair_grade: IntArray
     pair_doc: IntArray  # qrels doc id of each pair (for ideal rankings)
     _memo: dict[object, object] = field(default_factory=dict, repr=False)
+    #: the last list of evaluated topics and the memo of values derived from it (see ``for_topics``)
+    _topics_memo: list[tuple[tuple[str, ...], dict[object, object]]] = field(default_factory=list, repr=False)
 
     @property
     def n_slots(self) -> int:
@@ -51,6 +53,17 @@ class IntentSlots:
         if key not in self._memo:
             self._memo[key] = make()
         return self._memo[key]  # type: ignore[return-value]
+
+    def for_topics(self, topics: tuple[str, ...]) -> dict[object, object]:
+        """A memo for values that depend only on these slots and a list of evaluated topics (ideal gains per
+        evaluated topic, normalisers), shared by the runs evaluated on that list -- usually all of them. Only
+        the latest list is kept, so an evaluator fed runs with ever different topics does not grow."""
+        last = self._topics_memo[-1] if self._topics_memo else None
+        if last is not None and (last[0] is topics or last[0] == topics):
+            return last[1]
+        store: dict[object, object] = {}
+        self._topics_memo[:] = [(topics, store)]
+        return store
 
 
 def intent_slots(qrels: Qrels, level: int = 1, weights: IntentWeights | None = None) -> IntentSlots:
@@ -118,6 +131,7 @@ class IntentRanking:
     hit_slot: IntArray
     hit_grade: IntArray
     _memo: dict[object, object] = field(default_factory=dict, repr=False)
+    _shared: dict[object, object] = field(default_factory=dict, repr=False)  # ``IntentSlots.for_topics``
 
     @property
     def n_topics(self) -> int:
@@ -129,10 +143,39 @@ class IntentRanking:
             self._memo[key] = make()
         return self._memo[key]  # type: ignore[return-value]
 
+    def shared(self, key: object, make: Callable[[], T]) -> T:
+        """Cache for values that depend only on the slots and the evaluated topics, not on the run (the greedy
+        ideal of the evaluated topics, normalisers): computed once for all runs evaluated on the same topics.
+        Values kept here are shared between runs and must not be modified."""
+        if key not in self._shared:
+            self._shared[key] = make()
+        return self._shared[key]  # type: ignore[return-value]
+
     def n_slots_per_topic(self) -> FloatArray:
-        """|T*| per evaluated topic."""
+        """|T*| per evaluated topic (most diversity measures divide by it; shared by the runs)."""
+        return self.shared("n-slots", self._n_slots_per_topic)
+
+    def _n_slots_per_topic(self) -> FloatArray:
         valid = self.slot_eval_topic >= 0
-        return np.bincount(self.slot_eval_topic[valid], minlength=self.n_topics).astype(np.float64)
+        counts = np.bincount(self.slot_eval_topic[valid], minlength=self.n_topics).astype(np.float64)
+        counts.flags.writeable = False  # shared by every measure of the run
+        return counts
+
+    def hit_docs(self) -> IntArray:
+        """The retrieved positions that have at least one hit (relevant to some intent), ascending."""
+        return self.memo("hit-docs", self._hit_docs)
+
+    def _hit_docs(self) -> IntArray:
+        pos = self.hit_pos
+        if pos.size == 0:
+            return pos
+        first = np.ones(pos.size, dtype=bool)
+        first[1:] = pos[1:] != pos[:-1]
+        return pos[first]
+
+    def hit_rank(self) -> IntArray:
+        """1-based rank of every hit (once per run: the cutoff measures all read it)."""
+        return self.memo("hit-rank", lambda: self.docs.rank[self.hit_pos])
 
     def per_topic(self, per_slot: np.ndarray) -> FloatArray:
         """Sum a per-slot array into evaluated topics."""
@@ -142,14 +185,20 @@ class IntentRanking:
         ).astype(np.float64)
 
     def earlier_hits(self) -> IntArray:
-        """For every hit, how many documents above it are relevant to the same intent: c_t(i)."""
-        order = np.lexsort((self.hit_pos, self.hit_slot))
+        """For every hit, how many documents above it are relevant to the same intent: c_t(i) (computed once
+        per run: novelty gains, AP-IA, Q-IA and the Cube Test all read it)."""
+        return self.memo("earlier-hits", self._earlier_hits)
+
+    def _earlier_hits(self) -> IntArray:
+        # (slot, position) pairs are unique, so sorting their packed key orders hits as a lexsort would
+        order = np.argsort(self.hit_slot * np.int64(max(1, self.docs.rank.size)) + self.hit_pos)
         slot = self.hit_slot[order]
         start = np.concatenate(([True], slot[1:] != slot[:-1])) if slot.size else np.zeros(0, dtype=bool)
         index = np.arange(slot.size)
         first = np.maximum.accumulate(np.where(start, index, 0)) if slot.size else index
         out = np.empty(slot.size, dtype=np.int64)
         out[order] = index - first
+        out.flags.writeable = False
         return out
 
 
@@ -160,10 +209,11 @@ def rank_intents(docs: JudgedRanking, qrels: Qrels, slots: IntentSlots) -> Inten
     lo, hi = slots.pair_offsets[entry[pos]], slots.pair_offsets[entry[pos] + 1]
     hit_pos = np.repeat(pos, hi - lo)
     pair = expand_ranges(lo, hi)
-    topic_to_eval = {t: i for i, t in enumerate(docs.topics)}
-    eval_of_qtopic = np.array([topic_to_eval.get(t, -1) for t in qrels.topics], dtype=np.int64)
-    slot_eval_topic = eval_of_qtopic[slots.slot_topic] if slots.n_slots else np.zeros(0, dtype=np.int64)
-    qrels_topic = np.array([qrels.topic_index.get(t, -1) for t in docs.topics], dtype=np.int64)
+    shared = slots.for_topics(docs.topics)
+    maps = shared.get("topic-maps")
+    if maps is None:
+        maps = shared["topic-maps"] = _topic_maps(docs.topics, qrels, slots)
+    slot_eval_topic, qrels_topic = cast(tuple[IntArray, IntArray], maps)
     return IntentRanking(
         docs,
         slots,
@@ -172,7 +222,20 @@ def rank_intents(docs: JudgedRanking, qrels: Qrels, slots: IntentSlots) -> Inten
         hit_pos.astype(np.int64),
         slots.pair_slot[pair],
         slots.pair_grade[pair],
+        _shared=shared,
     )
+
+
+def _topic_maps(topics: tuple[str, ...], qrels: Qrels, slots: IntentSlots) -> tuple[IntArray, IntArray]:
+    """Evaluated-topic index of every slot (-1: not evaluated) and qrels index of every evaluated topic (-1: not
+    judged), read-only: they depend on the topic list only and are shared by the runs evaluated on it."""
+    topic_to_eval = {t: i for i, t in enumerate(topics)}
+    eval_of_qtopic = np.array([topic_to_eval.get(t, -1) for t in qrels.topics], dtype=np.int64)
+    slot_eval_topic = eval_of_qtopic[slots.slot_topic] if slots.n_slots else np.zeros(0, dtype=np.int64)
+    qrels_topic = np.array([qrels.topic_index.get(t, -1) for t in topics], dtype=np.int64)
+    slot_eval_topic.flags.writeable = False
+    qrels_topic.flags.writeable = False
+    return slot_eval_topic, qrels_topic
 
 
 class IntentInputs:

@@ -16,6 +16,7 @@ from evaluation.formats.keys import GroupedHashIndex, hash_words, rows_equal
 from evaluation.formats.lexer import words_of
 from evaluation.model import DOCNO_HASHES, FloatArray, IntArray, Qrels, Run, derive
 from evaluation.ranking import Ranking
+from evaluation.segments import expand_ranges
 
 TopicPolicy = Literal["common", "complete"]
 TOPIC_POLICIES: tuple[str, ...] = get_args(TopicPolicy)
@@ -103,6 +104,11 @@ class JudgedRanking:
         return self._cached(
             ("num_rel", level), lambda: self.segment_sum(self.ideal >= level, ideal=True), self._ideal_memo
         )
+
+    def top(self, depth: int) -> IntArray:
+        """Indices of the documents ranked at or above ``depth``, topic by topic (found from the topic offsets,
+        without scanning every document)."""
+        return self._cached(("top", depth), lambda: _heads(self.offsets, depth))
 
     def within(self, cutoff: int | None) -> np.ndarray:
         """Mask of documents ranked at or above ``cutoff`` (all when None)."""
@@ -223,6 +229,12 @@ def _select_segments(values: IntArray, offsets: IntArray, pick: IntArray) -> tup
         return np.zeros(0, dtype=np.int64), new_offsets
     shift = np.repeat(offsets[safe] - new_offsets[:-1], lengths)
     return values[np.arange(total) + shift], new_offsets
+
+
+def _heads(offsets: IntArray, depth: int) -> IntArray:
+    """Indices of the first ``depth`` elements of every segment."""
+    starts = offsets[:-1]
+    return expand_ranges(starts, starts + np.minimum(np.diff(offsets), depth))
 
 
 def _segment_ids(offsets: IntArray) -> IntArray:

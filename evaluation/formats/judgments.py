@@ -33,13 +33,31 @@ def assemble_qrels(
         log.add("empty-qrels", "the judgments file has no judgments", severity="warning")
     docnos, doc = unique_strings(docno)
     doc = doc.astype(np.int64).ravel()
-    order = np.lexsort((intent, doc, topic))
-    topic, intent, doc, grade = topic[order], intent[order], doc[order], grade[order]
+    order = _row_order(topic, doc, intent, len(topics), docnos.size, len(intents))
+    if order is not None:
+        topic, intent, doc, grade = topic[order], intent[order], doc[order], grade[order]
     same = (topic[1:] == topic[:-1]) & (doc[1:] == doc[:-1]) & (intent[1:] == intent[:-1])
     if same.any():
+        if order is None:
+            order = np.arange(grade.size, dtype=np.int64)
         keep = _check_repeats(rows, order, same, grade, doc_col, log, scope)
         topic, intent, doc, grade = topic[keep], intent[keep], doc[keep], grade[keep]
     return Qrels(topics, intents, docnos, topic, intent, doc, grade, name)
+
+
+def _row_order(
+    topic: IntArray, doc: IntArray, intent: IntArray, n_topics: int, n_docs: int, n_intents: int
+) -> IntArray | None:
+    """The stable order of the rows by (topic, doc, intent), or None when they already are in that order (files
+    are usually written sorted). A packed key is sorted when it fits in 63 bits, a lexsort otherwise."""
+    span = max(n_topics, 1) * max(n_docs, 1) * max(n_intents, 1)
+    if span >= 1 << 62:
+        order: IntArray = np.lexsort((intent, doc, topic))
+        return order
+    key = (topic * np.int64(max(n_docs, 1)) + doc) * np.int64(max(n_intents, 1)) + intent
+    if key.size < 2 or bool((key[1:] >= key[:-1]).all()):
+        return None
+    return np.argsort(key, kind="stable").astype(np.int64)
 
 
 def _check_repeats(

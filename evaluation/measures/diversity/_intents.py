@@ -39,7 +39,7 @@ SATISFACTION = Param(
 
 def hit_rank(data: IntentRanking) -> IntArray:
     """1-based rank of every hit."""
-    return data.docs.rank[data.hit_pos]
+    return data.hit_rank()
 
 
 def hits_within(data: IntentRanking, cutoff: int | None) -> np.ndarray:

@@ -13,6 +13,7 @@ r = (2^g - 1)/2^{gmax_t} (the form Amigo et al. analyse), its greedy ideal built
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -25,15 +26,14 @@ from evaluation.measures.diversity._shared import (
     ALPHA,
     FAMILY,
     NDEVAL,
+    NDEVAL_DEPTH,
     REL,
     cumulative_at,
-    greedy_ideal,
-    ideal_for_run,
-    ideal_ideal,
+    greedy_for_run,
     novelty_gain,
+    run_ideal_ideal,
 )
 from evaluation.model import FloatArray, IntArray
-from evaluation.segments import segment_ids
 
 GAIN = Param(
     "gain",
@@ -50,45 +50,77 @@ def rank_discount(rank: np.ndarray, discount: str) -> FloatArray:
     return np.asarray(1.0 / np.log2(r + 1.0) if discount == "log" else 1.0 / r, dtype=np.float64)
 
 
+@dataclass(frozen=True, eq=False)
+class DiscountedSums:
+    """Per-topic sums of gain(i)*discount(i) down to any cutoff, over a flat ranked list (a run's retrieved
+    documents, or the greedy ideal ranking of its evaluated topics).
+
+    Cutoffs up to ``PREFIX_DEPTH`` read one column of running sums built, on first use, from the top entries
+    only; deeper cutoffs sum the masked terms per topic. Both add the terms of a topic in rank order starting
+    from 0, so they give the same doubles.
+    """
+
+    gain: FloatArray
+    topic: IntArray  # topic (evaluated-topic index) of each entry, nondecreasing
+    rank: IntArray  # 1-based rank of each entry within its topic
+    head: IntArray  # indices of the entries ranked at or above PREFIX_DEPTH
+    n_topics: int
+    discount: str
+    _cache: dict[str, FloatArray] = field(default_factory=dict, repr=False)
+
+    def at(self, cutoff: int) -> FloatArray:
+        """Per topic: the sum of gain(i)*discount(i) over ranks i <= cutoff."""
+        cache = self._cache
+        if cutoff <= PREFIX_DEPTH:
+            if "prefix" not in cache:
+                rank = self.rank[self.head]
+                table = np.zeros((self.n_topics, PREFIX_DEPTH))
+                table[self.topic[self.head], rank - 1] = self.gain[self.head] * rank_discount(rank, self.discount)
+                cache["prefix"] = np.cumsum(table, axis=1)
+            return cache["prefix"][:, cutoff - 1].copy()
+        if "terms" not in cache:
+            cache["terms"] = self.gain * rank_discount(self.rank, self.discount)
+        return cumulative_at(cache["terms"], self.topic, self.rank, self.n_topics, cutoff)
+
+
+#: ranks covered by the running sums of ``DiscountedSums`` (ndeval's cutoffs are 5, 10, 20)
+PREFIX_DEPTH = NDEVAL_DEPTH
+
+
 def discounted_gains(inputs: IntentInputs, params: Mapping[str, Any], cutoff: int, discount: str
                      ) -> tuple[FloatArray, FloatArray, FloatArray]:
     """Run and greedy-ideal sums of NG(i)*discount(i) down to the cutoff, and |T*|, per topic.
 
-    The per-document products are computed once per run (and alpha, gain, discount) and shared by every
-    cutoff and every measure that reads them; each cutoff then costs one masked sum.
+    The run's sums are prepared once per run (and alpha, gain, discount), the ideal's once for all runs
+    evaluated on the same topics; every cutoff and every measure that reads them shares them.
     """
     data = inputs.at(params["rel"])
     alpha = params["alpha"]
     graded = params.get("gain", "binary") == "graded"
-    run_terms, ideal_terms, ideal_topic, ideal_rank = data.memo(
-        ("discounted", alpha, graded, discount), lambda: _terms(data, alpha, graded, discount)
-    )
+    key = (alpha, graded, discount)
+    run = data.memo(("discounted", *key), lambda: _run_sums(data, alpha, graded, discount))
+    ideal = data.shared(("discounted-ideal", *key), lambda: _ideal_sums(data, alpha, graded, discount))
+    return run.at(cutoff), ideal.at(cutoff), data.n_slots_per_topic()
+
+
+def _run_sums(data: IntentRanking, alpha: float, graded: bool, discount: str) -> DiscountedSums:
     docs = data.docs
-    within = docs.within(cutoff)
-    run = docs.segment_sum_at(within, run_terms[within])
-    ideal = cumulative_at(ideal_terms, ideal_topic, ideal_rank, data.n_topics, cutoff)
-    return run, ideal, data.n_slots_per_topic()
-
-
-def _terms(
-    data: IntentRanking, alpha: float, graded: bool, discount: str
-) -> tuple[FloatArray, FloatArray, IntArray, IntArray]:
     gain = novelty_gain(data, alpha, satisfaction(data) if graded else None)
-    offsets, ideal_gain, ideal_rank = ideal_for_run(data, greedy_ideal(data.slots, alpha, graded))
-    return (
-        gain * rank_discount(data.docs.rank, discount),
-        ideal_gain * rank_discount(ideal_rank, discount),
-        segment_ids(offsets),
-        ideal_rank,
-    )
+    return DiscountedSums(gain, docs.topic_of, docs.rank, docs.top(PREFIX_DEPTH), data.n_topics, discount)
+
+
+def _ideal_sums(data: IntentRanking, alpha: float, graded: bool, discount: str) -> DiscountedSums:
+    ideal = greedy_for_run(data, alpha, graded)
+    head = np.flatnonzero(ideal.rank <= PREFIX_DEPTH)
+    return DiscountedSums(ideal.gain, ideal.topic, ideal.rank, head, data.n_topics, discount)
 
 
 def alpha_dcg(inputs: IntentInputs, params: Mapping[str, Any], cutoff: int | None) -> FloatArray:
     assert cutoff is not None
-    run, _, n_slots = discounted_gains(inputs, params, cutoff, "log")
+    run, _, _ = discounted_gains(inputs, params, cutoff, "log")
     if params["variant"] == "paper":
         return run
-    return ratio(run, ideal_ideal(n_slots, params["alpha"], cutoff, "log"))
+    return ratio(run, run_ideal_ideal(inputs.at(params["rel"]), params["alpha"], cutoff, "log"))
 
 
 def alpha_ndcg(inputs: IntentInputs, params: Mapping[str, Any], cutoff: int | None) -> FloatArray:

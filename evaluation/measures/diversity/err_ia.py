@@ -29,7 +29,7 @@ from evaluation.measures.diversity._intents import (
     hits_per_topic,
     hits_within,
 )
-from evaluation.measures.diversity._shared import ALPHA, FAMILY, NDEVAL, REL, ideal_ideal
+from evaluation.measures.diversity._shared import ALPHA, FAMILY, NDEVAL, REL, run_ideal_ideal
 from evaluation.measures.diversity.alpha_ndcg import discounted_gains
 from evaluation.model import FloatArray
 
@@ -48,8 +48,8 @@ def err_ia(inputs: IntentInputs, params: Mapping[str, Any], cutoff: int | None) 
     assert cutoff is not None
     if params["variant"] == "paper":
         return paper_err_ia(inputs, params, cutoff)
-    run, _, n_slots = discounted_gains(inputs, params, cutoff, "rr")
-    return ratio(run, ideal_ideal(n_slots, params["alpha"], cutoff, "rr"))
+    run, _, _ = discounted_gains(inputs, params, cutoff, "rr")
+    return ratio(run, run_ideal_ideal(inputs.at(params["rel"]), params["alpha"], cutoff, "rr"))
 
 
 def paper_err_ia(inputs: IntentInputs, params: Mapping[str, Any], cutoff: int | None) -> FloatArray:

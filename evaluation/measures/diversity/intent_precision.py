@@ -36,7 +36,7 @@ DENOMINATOR = Param(
 def precision_ia(inputs: IntentInputs, params: Mapping[str, Any], cutoff: int | None) -> FloatArray:
     assert cutoff is not None
     data = inputs.at(params["rel"])
-    within = data.docs.rank[data.hit_pos] <= cutoff
+    within = data.hit_rank() <= cutoff
     if params["variant"] == "paper":
         return hits_per_topic(data, hit_weight(data), within) / cutoff
     pairs = np.bincount(data.docs.topic_of[data.hit_pos[within]], minlength=data.n_topics)
@@ -45,7 +45,7 @@ def precision_ia(inputs: IntentInputs, params: Mapping[str, Any], cutoff: int | 
 
 def ap_ia(inputs: IntentInputs, params: Mapping[str, Any], cutoff: int | None) -> FloatArray:
     data = inputs.at(params["rel"])
-    precision = (data.earlier_hits() + 1.0) / data.docs.rank[data.hit_pos]
+    precision = (data.earlier_hits() + 1.0) / data.hit_rank()
     per_slot = np.bincount(data.hit_slot, weights=precision, minlength=data.slots.n_slots)
     ap = ratio(per_slot, data.slots.n_relevant)
     if params["variant"] == "paper":
@@ -57,7 +57,7 @@ def subtopic_recall(inputs: IntentInputs, params: Mapping[str, Any], cutoff: int
     assert cutoff is not None
     data = inputs.at(params["rel"])
     covered = np.zeros(data.slots.n_slots)
-    covered[data.hit_slot[data.docs.rank[data.hit_pos] <= cutoff]] = 1.0
+    covered[data.hit_slot[data.hit_rank() <= cutoff]] = 1.0
     if params["denominator"] == "all":
         return ratio(data.per_topic(covered), judged_intents(inputs.qrels, data.qrels_topic))
     return ratio(data.per_topic(covered), data.n_slots_per_topic())

@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from evaluation.intent_ranking import IntentInputs
+from evaluation.intent_ranking import IntentInputs, IntentRanking
 from evaluation.measures.adhoc._shared import ratio
 from evaluation.measures.base import MeasureDef, Param
 from evaluation.measures.diversity._shared import (
@@ -20,30 +20,44 @@ from evaluation.measures.diversity._shared import (
     FAMILY,
     NDEVAL,
     REL,
-    greedy_ideal,
-    ideal_for_run,
+    greedy_for_run,
     novelty_gain,
     powers,
 )
 from evaluation.model import FloatArray
-from evaluation.segments import segment_ids
 
 BETA = Param("beta", "float", 0.5, "patience: probability of moving on to the next document",
              minimum=0.0, maximum=1.0, min_exclusive=True)
 
 
 def _sums(inputs: IntentInputs, params: Mapping[str, Any]) -> tuple[FloatArray, FloatArray, FloatArray]:
+    """Per topic: the run's and the greedy ideal's sum_i beta^(i-1) NG(i), and |T*|. The run's sums are
+    computed once per run (NRBP and nNRBP share them), the ideal's once for all runs on the same topics."""
     data = inputs.at(params["rel"])
     alpha, beta = params["alpha"], params["beta"]
-    docs = data.docs
-    gain = novelty_gain(data, alpha)
-    decay = powers(beta, int(docs.rank.max(initial=1)))
-    run = docs.segment_sum(gain * decay[docs.rank - 1])
-    offsets, ideal_gain, ideal_rank = ideal_for_run(data, greedy_ideal(data.slots, alpha))
-    ideal_decay = powers(beta, int(ideal_rank.max(initial=1)))
-    ideal = np.bincount(segment_ids(offsets), weights=ideal_gain * ideal_decay[ideal_rank - 1],
-                        minlength=data.n_topics).astype(np.float64)
+    run = data.memo(("nrbp", alpha, beta), lambda: _run_sum(data, alpha, beta))
+    ideal = data.shared(("nrbp-ideal", alpha, beta), lambda: _ideal_sum(data, alpha, beta))
     return run, ideal, data.n_slots_per_topic()
+
+
+def _run_sum(data: IntentRanking, alpha: float, beta: float) -> FloatArray:
+    """sum_i beta^(i-1) NG(i) per topic over the documents with a relevant intent only: NG is exactly 0 at
+    the others, and adding those zeros to the running sums would change nothing."""
+    docs = data.docs
+    pos = data.hit_docs()
+    rank = docs.rank[pos]
+    decay = powers(beta, int(rank.max(initial=1)))
+    weights = novelty_gain(data, alpha)[pos] * decay[rank - 1]
+    return np.bincount(docs.topic_of[pos], weights=weights, minlength=data.n_topics).astype(np.float64)
+
+
+def _ideal_sum(data: IntentRanking, alpha: float, beta: float) -> FloatArray:
+    greedy = greedy_for_run(data, alpha)
+    ideal_decay = powers(beta, int(greedy.rank.max(initial=1)))
+    ideal = np.bincount(greedy.topic, weights=greedy.gain * ideal_decay[greedy.rank - 1],
+                        minlength=data.n_topics).astype(np.float64)
+    ideal.flags.writeable = False
+    return ideal
 
 
 def nrbp(inputs: IntentInputs, params: Mapping[str, Any], cutoff: int | None) -> FloatArray:
