@@ -1,12 +1,16 @@
-"""Creating evaluation jobs: check the request against the catalogue and the caller's runs, store the job,
-then publish it -- the job is durable before the API answers 202, whatever happens to the broker."""
+"""Creating evaluation and meta-evaluation jobs: check the request against the catalogue and the caller's
+runs, store the job, then publish it -- the job is durable before the API answers 202, whatever happens to the
+broker."""
 
 from __future__ import annotations
 
 from typing import Any
 
+from sqlalchemy.orm import Session
+
 from evaluation.measures.base import MeasureError
 from evaluation.measures.registry import default_registry
+from evaluation.meta.methods import options_for
 from service.jobs import create_job
 from service.models import Collection, Job, RunRecord, new_id
 from service.problems import ApiProblem
@@ -31,23 +35,71 @@ def canonical_measures(names: list[str]) -> list[str]:
     return out
 
 
+def _collection_with_runs(s: Session, collection_id: str, run_ids: list[str], owner_id: str,
+                          admin: bool) -> Collection:
+    """The collection, after checking that every run exists, is the caller's and belongs to it."""
+    collection = s.get(Collection, collection_id)
+    if collection is None:
+        raise ApiProblem(404, "not-found", f"no collection {collection_id}")
+    for run_id in run_ids:
+        run = s.get(RunRecord, run_id)
+        if run is None or (not admin and run.owner_id != owner_id):
+            raise ApiProblem(404, "not-found", f"no run {run_id}")
+        if run.collection_id != collection.id:
+            raise ApiProblem(422, "run-not-in-collection",
+                             f"run {run_id} was uploaded for collection {run.collection_id}, not {collection.id}")
+    return collection
+
+
 def submit_evaluation(st: ServiceState, owner_id: str, admin: bool, body: dict[str, Any]) -> Job:
     """Store a queued job for the request and publish it."""
     measures = canonical_measures(body["measures"])
     run_ids = list(dict.fromkeys(body["runs"]))
     with st.db.session() as s:
-        collection = s.get(Collection, body["collection"])
-        if collection is None:
-            raise ApiProblem(404, "not-found", f"no collection {body['collection']}")
-        for run_id in run_ids:
-            run = s.get(RunRecord, run_id)
-            if run is None or (not admin and run.owner_id != owner_id):
-                raise ApiProblem(404, "not-found", f"no run {run_id}")
-            if run.collection_id != collection.id:
-                raise ApiProblem(422, "run-not-in-collection",
-                                 f"run {run_id} was uploaded for collection {run.collection_id}, not {collection.id}")
+        collection = _collection_with_runs(s, body["collection"], run_ids, owner_id, admin)
         request = {"runs": run_ids, "measures": measures, "ties": body["ties"], "topics": body["topics"],
                    "per_topic": bool(body["per_topic"])}
         job = create_job(s, Job(id=new_id("job"), owner_id=owner_id, collection_id=collection.id, request=request))
+    st.queue.publish(job.id)
+    return job
+
+
+def submit_meta_evaluation(st: ServiceState, owner_id: str, admin: bool, body: dict[str, Any]) -> Job:
+    """Store a queued meta-evaluation job: of a succeeded evaluation job's results, or of runs to evaluate first."""
+    try:
+        options = options_for(body["method"], body.get("options") or {})
+    except ValueError as exc:
+        raise ApiProblem(422, "invalid-meta-request", str(exc)) from None
+    request: dict[str, Any] = {"method": body["method"], "options": options}
+    if body.get("evaluation"):
+        if body.get("collection") or body.get("runs"):
+            raise ApiProblem(422, "conflicting-inputs", "give either evaluation, or collection with runs and"
+                             " measures, not both")
+        with st.db.session() as s:
+            source = s.get(Job, body["evaluation"])
+            if source is None or source.kind != "evaluation" or (not admin and source.owner_id != owner_id):
+                raise ApiProblem(404, "not-found", f"no evaluation job {body['evaluation']}")
+            if source.state != "succeeded":
+                raise ApiProblem(409, f"job-{source.state}", f"evaluation job {source.id} is {source.state};"
+                                 " meta-evaluate it once it has succeeded")
+            measures = canonical_measures(body["measures"]) if body.get("measures") else []
+            unknown = [m for m in measures if m not in source.request["measures"]]
+            if unknown:
+                raise ApiProblem(422, "measure-missing", f"evaluation job {source.id} has no results for"
+                                 f" {', '.join(unknown)}")
+            request.update(evaluation=source.id, measures=measures)
+            job = create_job(s, Job(id=new_id("job"), owner_id=owner_id, collection_id=source.collection_id,
+                                    kind="meta", request=request))
+    else:
+        if not (body.get("collection") and body.get("runs") and body.get("measures")):
+            raise ApiProblem(422, "missing-inputs", "give evaluation (a succeeded evaluation job), or collection,"
+                             " runs and measures")
+        measures = canonical_measures(body["measures"])
+        with st.db.session() as s:
+            collection = _collection_with_runs(s, body["collection"], body["runs"], owner_id, admin)
+            request.update(runs=list(dict.fromkeys(body["runs"])), measures=measures, ties=body["ties"],
+                           topics=body["topics"])
+            job = create_job(s, Job(id=new_id("job"), owner_id=owner_id, collection_id=collection.id,
+                                    kind="meta", request=request))
     st.queue.publish(job.id)
     return job

@@ -27,6 +27,7 @@ class Claim:
     attempt: int
     collection_id: str
     request: dict[str, Any]
+    kind: str = "evaluation"
 
 
 def create_job(db_session: Any, job: Job) -> Job:
@@ -70,7 +71,7 @@ def claim(db: Database, job_id: str, worker: str, lease_seconds: float, max_atte
         )
         if _changed(taken) != 1:
             return None
-        return Claim(job_id, worker, job.attempts + 1, job.collection_id, dict(job.request))
+        return Claim(job_id, worker, job.attempts + 1, job.collection_id, dict(job.request), job.kind)
 
 
 def heartbeat(db: Database, claim_: Claim, lease_seconds: float, stage: str | None = None,

@@ -6,6 +6,7 @@ import marshmallow as ma
 from flask_smorest.fields import Upload
 
 from evaluation.judged_ranking import TOPIC_POLICIES
+from evaluation.meta.methods import METHODS
 from evaluation.pipeline import QRELS_FORMATS
 from evaluation.ranking import TIE_POLICIES
 from evaluation.report import FORMATS
@@ -86,6 +87,23 @@ class EvaluationRequestSchema(_EvaluationOptions):
     runs = ma.fields.List(ma.fields.String(), required=True, validate=V.Length(min=1, max=1000))
 
 
+class MetaEvaluationRequestSchema(ma.Schema):
+    method = ma.fields.String(required=True, validate=V.OneOf(tuple(METHODS)),
+                              metadata={"description": "unanimity, discriminative-power, significance, correlation or"
+                                        " preference-agreement"})
+    options = ma.fields.Dict(load_default=dict, metadata={
+        "description": "the method's options, e.g. {\"resamples\": 1000, \"alpha\": 0.05, \"seed\": 0};"
+                       " preference-agreement: {\"preferences\": [{topic, left, right, label, user}]}"})
+    evaluation = ma.fields.String(metadata={"description": "a succeeded evaluation job whose per-topic results to"
+                                            " meta-evaluate (or give collection, runs and measures)"})
+    collection = ma.fields.String()
+    runs = ma.fields.List(ma.fields.String(), validate=V.Length(min=1, max=1000))
+    measures = ma.fields.List(ma.fields.String(), validate=V.Length(min=1, max=200),
+                              metadata={"description": "with evaluation: a subset of its measures (default all)"})
+    ties = ma.fields.String(load_default="trec", validate=V.OneOf(TIE_POLICIES))
+    topics = ma.fields.String(load_default="common", validate=V.OneOf(TOPIC_POLICIES))
+
+
 class SubmissionFormSchema(ma.Schema):
     collection = ma.fields.String(required=True)
     measures = ma.fields.String(required=True, metadata={"description": "measure names, space or comma separated"})
@@ -100,6 +118,9 @@ class SubmissionFilesSchema(ma.Schema):
 
 class JobSchema(ma.Schema):
     id = ma.fields.String()
+    kind = ma.fields.String(validate=V.OneOf(("evaluation", "meta")))
+    method = ma.fields.String(allow_none=True, metadata={"description": "meta-evaluation method (meta jobs)"})
+    evaluation = ma.fields.String(allow_none=True, metadata={"description": "the evaluation job meta-evaluated"})
     state = ma.fields.String(validate=V.OneOf(JOB_STATES))
     stage = ma.fields.String()
     progress = ma.fields.Float(metadata={"description": "fraction done, 0 to 1"})
@@ -119,8 +140,14 @@ class JobSchema(ma.Schema):
 
 
 class ResultQuerySchema(ma.Schema):
-    format = ma.fields.String(load_default="json", validate=V.OneOf(FORMATS))
+    format = ma.fields.String(load_default="json", validate=V.OneOf((*FORMATS, "table")),
+                              metadata={"description": "evaluation jobs: json, tsv, csv, trec_eval; meta-evaluation"
+                                        " jobs: json or table"})
     per_topic = ma.fields.Boolean(metadata={"description": "default: what the evaluation asked for"})
+
+
+class PlotQuerySchema(ma.Schema):
+    format = ma.fields.String(load_default="png", validate=V.OneOf(("png", "svg")))
 
 
 class HealthSchema(ma.Schema):

@@ -15,10 +15,13 @@ from sqlalchemy.exc import OperationalError
 
 from evaluation.formats import Blob
 from evaluation.measures.base import MeasureError
+from evaluation.meta.methods import run_method
+from evaluation.meta.table import ScoreTable
 from evaluation.pipeline import load_inputs, run_evaluation
 from evaluation.problems import InputError
+from evaluation.report import Report
 from service import jobs
-from service.models import Collection, RunRecord
+from service.models import Collection, Job, RunRecord
 from workers.context import WorkerContext
 
 log = logging.getLogger(__name__)
@@ -111,6 +114,9 @@ def run_job(ctx: WorkerContext, job_id: str, time_limit_errors: tuple[type[BaseE
         except MeasureError as exc:
             jobs.finish(ctx.db, claim, "failed", error=jobs.error_detail("invalid-measure", str(exc)))
             return "failed"
+        except (KeyError, ValueError) as exc:  # a measure or option of a meta-evaluation the results lack
+            jobs.finish(ctx.db, claim, "failed", error=jobs.error_detail("invalid-request", str(exc).strip("'\"")))
+            return "failed"
         except OperationalError:
             jobs.release(ctx.db, claim, "database unavailable")
             raise  # the task retries with backoff
@@ -127,6 +133,28 @@ def run_job(ctx: WorkerContext, job_id: str, time_limit_errors: tuple[type[BaseE
 
 
 def _evaluate(ctx: WorkerContext, claim: jobs.Claim, lease: Lease) -> dict[str, Any]:
+    """The job's result document: an evaluation report, or a meta-evaluation document."""
+    if claim.kind == "meta":
+        request = claim.request
+        table = _score_table(ctx, claim, lease)
+        lease.progress(f"meta-evaluating: {request['method']}", 0.0)
+        return run_method(request["method"], table, request["options"], progress=lease.progress)
+    return _run_evaluation(ctx, claim, lease).as_json(per_topic=True)
+
+
+def _score_table(ctx: WorkerContext, claim: jobs.Claim, lease: Lease) -> ScoreTable:
+    """Per-topic scores to meta-evaluate: an evaluation job's stored results, or the runs evaluated now."""
+    request = claim.request
+    if request.get("evaluation"):
+        with ctx.db.session() as s:
+            source = s.get(Job, request["evaluation"])
+            assert source is not None and source.result_sha256 is not None
+            document = json.loads(ctx.blobs.get(s, source.result_sha256))
+        return ScoreTable.from_document(document, request.get("measures") or None)
+    return ScoreTable.from_run_scores(_run_evaluation(ctx, claim, lease).scores)
+
+
+def _run_evaluation(ctx: WorkerContext, claim: jobs.Claim, lease: Lease) -> Report:
     request = claim.request
     with ctx.db.session() as s:
         collection = s.get(Collection, claim.collection_id)
@@ -147,4 +175,4 @@ def _evaluate(ctx: WorkerContext, claim: jobs.Claim, lease: Lease) -> dict[str, 
     report = run_evaluation(inputs, request["measures"], ties=request["ties"], topics=request["topics"],
                             progress=lease.progress)
     log.info("job %s: %d runs in %.2fs", claim.job_id, len(runs), time.monotonic() - started)
-    return report.as_json(per_topic=True)
+    return report

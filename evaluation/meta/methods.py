@@ -185,11 +185,34 @@ def options_for(method: str, given: Mapping[str, Any]) -> dict[str, Any]:
         if option.kind is int and value != int(value):
             raise ValueError(f"{method}: {name} must be an integer, not {value!r}")
         out[name] = value
+    if "preferences" in out:
+        out["preferences"] = _preferences(out["preferences"])
+    if "against" in out:
+        out["against"] = tuple(out["against"] or ())
     if method == "discriminative-power" and not (1 <= int(out["resamples"]) <= 100_000):
         raise ValueError("discriminative-power: resamples must be between 1 and 100000")
     if "alpha" in out and not 0 < float(out["alpha"]) < 1:
         raise ValueError(f"{method}: alpha must be between 0 and 1")
     return out
+
+
+def _preferences(given: Any) -> tuple[dict[str, str], ...]:
+    """Labels as given over the API (a list of objects) or by the reader, checked and normalised."""
+    from evaluation.formats.preferences import LABELS
+
+    if not isinstance(given, (list, tuple)):
+        raise ValueError("preferences must be a list of {topic, left, right, label, user} objects")
+    out = []
+    for k, item in enumerate(given):
+        if not isinstance(item, dict) or not all(isinstance(item.get(f), str) for f in ("topic", "left", "right",
+                                                                                      "label")):
+            raise ValueError(f"preference {k + 1}: needs string fields topic, left, right and label")
+        label = LABELS.get(item["label"].lower())
+        if label is None:
+            raise ValueError(f"preference {k + 1}: label {item['label']!r} is not one of >, <, =")
+        out.append({"topic": item["topic"], "left": item["left"], "right": item["right"], "label": label,
+                    "user": str(item.get("user") or "user")})
+    return tuple(out)
 
 
 def run_method(method: str, table: ScoreTable, options: Mapping[str, Any] | None = None,

@@ -11,10 +11,16 @@ from flask_smorest import Blueprint
 
 from service.api._common import job_out
 from service.auth import current_token, require, sees_everything
-from service.evaluations import canonical_measures, submit_evaluation
+from service.evaluations import canonical_measures, submit_evaluation, submit_meta_evaluation
 from service.idempotency import idempotent
 from service.problems import PROBLEM_JSON, ApiProblem, ProblemSchema
-from service.schemas import EvaluationRequestSchema, JobSchema, SubmissionFilesSchema, SubmissionFormSchema
+from service.schemas import (
+    EvaluationRequestSchema,
+    JobSchema,
+    MetaEvaluationRequestSchema,
+    SubmissionFilesSchema,
+    SubmissionFormSchema,
+)
 from service.state import state
 from service.uploads import create_runs
 
@@ -58,3 +64,18 @@ def submit(form: dict[str, Any], files: dict[str, Any]) -> Any:
     runs = create_runs(st, owner, form["collection"], contents)
     body = {**form, "measures": measures, "runs": [r.id for r in runs]}
     return _accepted(submit_evaluation(st, owner, sees_everything(), body))
+
+
+@blp.route("/meta-evaluations", methods=["POST"])
+@require("submit")
+@idempotent
+@blp.arguments(MetaEvaluationRequestSchema)
+@blp.response(202, JobSchema)
+@blp.alt_response(404, schema=ProblemSchema, description="no such evaluation job, collection or run")
+@blp.alt_response(409, schema=ProblemSchema, description="the evaluation job has not succeeded")
+@blp.alt_response(422, schema=ProblemSchema, description="unknown method or option, measure not evaluated, ...")
+def meta_evaluate(body: dict[str, Any]) -> Any:
+    """Queue a meta-evaluation (unanimity, discriminative power, significance, correlation, preference agreement)
+    of an evaluation job's per-topic results, or of runs evaluated first; poll the job at ``Location``."""
+    job = submit_meta_evaluation(state(), current_token().id, sees_everything(), body)
+    return _accepted(job)

@@ -10,19 +10,23 @@ from flask.views import MethodView
 from flask_smorest import Blueprint
 from sqlalchemy import select
 
+from evaluation.meta import plots
+from evaluation.meta.render import render_text
+from evaluation.meta.table import ScoreTable
+from evaluation.problems import InputError
 from evaluation.report import render_document
 from service import jobs as job_states
 from service.api._common import get_or_404, job_out, page_of, visible
 from service.auth import require
 from service.models import Job
 from service.problems import PROBLEM_JSON, ApiProblem, ProblemSchema
-from service.schemas import JobSchema, ResultQuerySchema
+from service.schemas import JobSchema, PlotQuerySchema, ResultQuerySchema
 from service.state import state
 
 blp = Blueprint("jobs", __name__, url_prefix="/v1/jobs", description="Jobs and results")
 
 MEDIA = {"json": "application/json", "tsv": "text/tab-separated-values", "csv": "text/csv",
-         "trec_eval": "text/plain"}
+         "trec_eval": "text/plain", "table": "text/plain"}
 #: the result's media type by ``format``, for the OpenAPI document
 RESULT_DESCRIPTION = "the result in the requested format (JSON: the offline CLI's document)"
 RESULT_CONTENT = {media: {"schema": {"type": "object" if fmt == "json" else "string"}} for fmt, media in MEDIA.items()}
@@ -81,6 +85,48 @@ class Result(MethodView):
                 detail = f"job {job_id} is {job.state}" + (f": {job.error['message']}" if job.error else "")
                 raise ApiProblem(409, f"job-{job.state}", detail)
             document = json.loads(st.blobs.get(s, job.result_sha256))
-        per_topic = query.get("per_topic", job.request["per_topic"])
         fmt = query["format"]
+        if job.kind == "meta":
+            if fmt not in ("json", "table"):
+                raise ApiProblem(422, "format-not-available", "a meta-evaluation result is json or table")
+            text = json.dumps(document, indent=2) + "\n" if fmt == "json" else render_text(document)
+            return Response(text, mimetype=MEDIA[fmt])
+        if fmt == "table":
+            raise ApiProblem(422, "format-not-available", "an evaluation result is json, tsv, csv or trec_eval")
+        per_topic = query.get("per_topic", job.request["per_topic"])
         return Response(render_document(document, fmt, per_topic), mimetype=MEDIA[fmt])
+
+
+@blp.route("/<string:job_id>/plot")
+class Plot(MethodView):
+    @require("read")
+    @blp.arguments(PlotQuerySchema, location="query")
+    @blp.response(200, description="PNG or SVG: ASL curves of a discriminative-power job, per-topic score"
+                  " distributions of an evaluation job", content_type="image/png")
+    @blp.alt_response(409, schema=ProblemSchema, content_type=PROBLEM_JSON, description="the job has not succeeded")
+    @blp.alt_response(422, schema=ProblemSchema, content_type=PROBLEM_JSON,
+                      description="nothing to draw for this job, or plots unavailable on the server")
+    @blp.doc(responses={"200": {"description": "the plot", "content": {
+        "image/png": {"schema": {"type": "string", "format": "binary"}},
+        "image/svg+xml": {"schema": {"type": "string"}}}}})
+    def get(self, query: dict[str, Any], job_id: str) -> Any:
+        """A plot of the job's results (``?format=png`` or ``svg``)."""
+        st = state()
+        with st.db.session() as s:
+            job = get_or_404(s, Job, job_id, "job")
+            if job.state != "succeeded" or job.result_sha256 is None:
+                raise ApiProblem(409, f"job-{job.state}", f"job {job_id} is {job.state}")
+            document = json.loads(st.blobs.get(s, job.result_sha256))
+        fmt = query["format"]
+        try:
+            if job.kind == "meta" and "discriminative_power" in document:
+                image = plots.asl_curves(document, fmt)
+            elif job.kind == "evaluation":
+                image = plots.score_distributions(ScoreTable.from_document(document), fmt)
+            else:
+                raise ApiProblem(422, "plot-unavailable", f"a {job.request['method']} result has no plot;"
+                                 " discriminative-power jobs (ASL curves) and evaluation jobs (score"
+                                 " distributions) have")
+        except InputError as exc:
+            raise ApiProblem(422, exc.problems[0].code, exc.problems[0].message) from None
+        return Response(image, mimetype="image/png" if fmt == "png" else "image/svg+xml")

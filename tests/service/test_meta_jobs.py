@@ -1,0 +1,145 @@
+"""Meta-evaluation jobs (``POST /v1/meta-evaluations``) in the job model: of a succeeded evaluation job or of runs
+evaluated first; the document equals the CLI's (``run_method`` on the same table); results as json or table;
+plots; bad requests answered with problem+json. The runner is called directly (``test_end_to_end`` covers the
+broker path)."""
+
+from __future__ import annotations
+
+import io
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from evaluation.meta.methods import run_method
+from evaluation.meta.table import ScoreTable
+from service.app import create_app
+from service.auth import create_token
+from service.config import Settings
+from workers.context import WorkerContext
+from workers.runner import run_job
+
+MEASURES = ["AP", "nDCG@10", "alpha_nDCG@20", "RBU"]
+
+
+class Deployment:
+    def __init__(self, tmp: Path) -> None:
+        self.app = create_app(Settings.from_env({"EVALSERVE_DATA_DIR": str(tmp)}), migrate=True)
+        st = self.app.extensions["evalserve"]
+        self.ctx = WorkerContext(st.settings, st.db, st.blobs)
+        self.auth = {"Authorization": f"Bearer {create_token(st.db, 't', ('read', 'submit'))[1]}"}
+        self.http = self.app.test_client()
+
+    def post(self, path: str, **kw: Any) -> Any:
+        return self.http.post(path, headers=self.auth, **kw)
+
+    def get(self, path: str, **kw: Any) -> Any:
+        return self.http.get(path, headers=self.auth, **kw)
+
+    def run(self, job_id: str) -> dict[str, Any]:
+        assert run_job(self.ctx, job_id) in ("succeeded", "failed")
+        job: dict[str, Any] = self.get(f"/v1/jobs/{job_id}").json
+        return job
+
+
+@pytest.fixture(scope="module")
+def deployed(tmp_path_factory: pytest.TempPathFactory, shared_data: Path) -> Iterator[tuple[Deployment, dict]]:
+    d = Deployment(tmp_path_factory.mktemp("meta"))
+    runs = shared_data / "trec-web-2012-runs" / "runs"
+    qrels = (shared_data / "trec-web-2009-2014" / "2012" / "qrels-for-ndeval.txt").read_bytes()
+    collection = d.post("/v1/collections", data={"name": "web2012", "qrels": (io.BytesIO(qrels), "q.txt")}).json["id"]
+    files = [(io.BytesIO(p.read_bytes()), p.name) for p in sorted(runs.iterdir())]
+    job = d.post("/v1/submissions", data={"collection": collection, "measures": " ".join(MEASURES), "run": files})
+    assert job.status_code == 202, job.get_data(as_text=True)
+    done = d.run(job.json["id"])
+    assert done["state"] == "succeeded"
+    yield d, {"collection": collection, "evaluation": done["id"], "runs": done["runs"]}
+    d.ctx.db.dispose()
+
+
+def _table(d: Deployment, evaluation: str) -> ScoreTable:
+    return ScoreTable.from_document(d.get(f"/v1/jobs/{evaluation}/result?per_topic=true").json)
+
+
+@pytest.mark.parametrize(("method", "options"), [
+    ("unanimity", {}), ("discriminative-power", {"resamples": 200, "seed": 7}),
+    ("significance", {"test": "randomisation", "correction": "bh"}), ("correlation", {"method": "tau_ap_sym"}),
+])
+def test_a_meta_job_gives_the_cli_document(deployed: tuple[Deployment, dict], method: str,
+                                           options: dict[str, Any]) -> None:
+    d, ids = deployed
+    job = d.post("/v1/meta-evaluations", json={"method": method, "options": options,
+                                                "evaluation": ids["evaluation"]})
+    assert job.status_code == 202, job.get_data(as_text=True)
+    assert job.json["kind"] == "meta" and job.json["method"] == method
+    done = d.run(job.json["id"])
+    assert done["state"] == "succeeded", done
+    served = d.get(f"/v1/jobs/{done['id']}/result").json
+    expected = json.loads(json.dumps(run_method(method, _table(d, ids["evaluation"]), options)))
+    assert served == expected
+    text = d.get(f"/v1/jobs/{done['id']}/result?format=table").get_data(as_text=True)
+    assert text.startswith(method) and "AP" in text
+
+
+def test_a_meta_job_can_evaluate_runs_first(deployed: tuple[Deployment, dict]) -> None:
+    d, ids = deployed
+    job = d.post("/v1/meta-evaluations", json={"method": "unanimity", "collection": ids["collection"],
+                                                "runs": ids["runs"], "measures": ["AP", "RBU"]})
+    done = d.run(job.json["id"])
+    assert done["state"] == "succeeded", done
+    doc = d.get(f"/v1/jobs/{done['id']}/result").json
+    full = run_method("unanimity", _table(d, ids["evaluation"]).select(["AP", "RBU"]))
+    assert doc["unanimity"] == pytest.approx(full["unanimity"], abs=0)
+
+
+def test_plots_of_jobs(deployed: tuple[Deployment, dict]) -> None:
+    pytest.importorskip("matplotlib")
+    d, ids = deployed
+    png = d.get(f"/v1/jobs/{ids['evaluation']}/plot")
+    assert png.status_code == 200 and png.mimetype == "image/png" and png.data.startswith(b"\x89PNG")
+    job = d.post("/v1/meta-evaluations", json={"method": "discriminative-power", "options": {"resamples": 100},
+                                                "evaluation": ids["evaluation"], "measures": ["AP"]})
+    done = d.run(job.json["id"])
+    svg = d.get(f"/v1/jobs/{done['id']}/plot?format=svg")
+    assert svg.status_code == 200 and svg.mimetype == "image/svg+xml" and b"<svg" in svg.data[:500]
+
+
+def test_bad_meta_requests(deployed: tuple[Deployment, dict]) -> None:
+    d, ids = deployed
+
+    def problem(body: dict[str, Any], status: int, code: str) -> None:
+        r = d.post("/v1/meta-evaluations", json=body)
+        assert r.status_code == status and r.json["code"] == code, r.get_data(as_text=True)
+
+    problem({"method": "vibes", "evaluation": ids["evaluation"]}, 422, "invalid-request")
+    problem({"method": "unanimity", "options": {"resamples": 5}, "evaluation": ids["evaluation"]}, 422,
+            "invalid-meta-request")
+    problem({"method": "discriminative-power", "options": {"alpha": 3}, "evaluation": ids["evaluation"]}, 422,
+            "invalid-meta-request")
+    problem({"method": "unanimity", "evaluation": ids["evaluation"], "measures": ["ERR@20"]}, 422, "measure-missing")
+    problem({"method": "unanimity"}, 422, "missing-inputs")
+    problem({"method": "unanimity", "evaluation": "job_nope"}, 404, "not-found")
+    problem({"method": "unanimity", "evaluation": ids["evaluation"], "collection": ids["collection"],
+             "runs": ids["runs"]}, 422, "conflicting-inputs")
+    problem({"method": "preference-agreement", "options": {"preferences": [{"topic": "151"}]},
+             "evaluation": ids["evaluation"]}, 422, "invalid-meta-request")
+    meta = d.post("/v1/meta-evaluations", json={"method": "correlation", "evaluation": ids["evaluation"]}).json
+    d.run(meta["id"])
+    tsv = d.get(f"/v1/jobs/{meta['id']}/result?format=tsv")
+    assert tsv.status_code == 422 and tsv.json["code"] == "format-not-available"
+    plot = d.get(f"/v1/jobs/{meta['id']}/plot")
+    assert plot.status_code == 422 and plot.json["code"] == "plot-unavailable"
+    problem({"method": "unanimity", "evaluation": meta["id"]}, 404, "not-found")  # a meta job is no evaluation
+
+
+def test_preference_agreement_job(deployed: tuple[Deployment, dict]) -> None:
+    d, ids = deployed
+    runs = list(_table(d, ids["evaluation"]).runs)
+    prefs = [{"topic": "151", "left": runs[0], "right": runs[1], "label": "=", "user": "u1"}]
+    job = d.post("/v1/meta-evaluations", json={"method": "preference-agreement", "evaluation": ids["evaluation"],
+                                                "options": {"preferences": prefs}})
+    done = d.run(job.json["id"])
+    assert done["state"] == "succeeded", done
+    assert set(d.get(f"/v1/jobs/{done['id']}/result").json["preference_agreement"]) == set(MEASURES)
