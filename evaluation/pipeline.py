@@ -43,7 +43,11 @@ class Inputs:
 
 def file_label(blob: Blob) -> str:
     """The name under which an input appears in ``meta.inputs``: its file name (``<stdin>`` kept as is)."""
-    return blob.name if blob.name.startswith("<") else PurePath(blob.name).name
+    return file_label_of(blob.name)
+
+
+def file_label_of(name: str) -> str:
+    return name if name.startswith("<") else PurePath(name).name
 
 
 def looks_like_evall(blob: Blob) -> bool:
@@ -99,6 +103,7 @@ def load_inputs(
     *,
     qrels_format: str = "auto",
     intent_weights: Opened | None = None,
+    progress: Progress | None = None,
 ) -> Inputs:
     """Parse every input; if any has an error, raise InputError with every problem of every file (warnings
     included, in file order, so that one pass shows everything to fix)."""
@@ -108,7 +113,12 @@ def load_inputs(
     weights = judged[1] if judged else None
     if intent_weights is not None:
         weights = found.read(intent_weights, files, parse_intent_weights)
-    parsed_runs: list[Run] = [found.read(blob, files, parse_run) for blob in runs]
+    parsed_runs: list[Run] = []
+    for i, blob in enumerate(runs):
+        if progress is not None:
+            name = blob.name if isinstance(blob, Blob) else "?"
+            progress(f"reading run {i + 1} of {len(runs)}: {file_label_of(name)}", i / max(1, len(runs)))
+        parsed_runs.append(found.read(blob, files, parse_run))
     if found.errors or found.omitted:
         raise InputError(found.problems, found.omitted)
     check_run_names(parsed_runs)

@@ -170,9 +170,10 @@ def _run_evaluation(ctx: WorkerContext, claim: jobs.Claim, lease: Lease) -> Repo
             assert record is not None
             runs.append(Blob.from_bytes(ctx.blobs.get(s, record.sha256), record.filename))
     started = time.monotonic()
-    inputs = load_inputs(qrels, runs, qrels_format=collection.qrels_format, intent_weights=weights)
-    lease.progress("inputs read", 0.0)
+    # reading the runs is the first half of the work, evaluating them the second
+    inputs = load_inputs(qrels, runs, qrels_format=collection.qrels_format, intent_weights=weights,
+                         progress=lambda stage, f: lease.progress(stage, 0.5 * f))
     report = run_evaluation(inputs, request["measures"], ties=request["ties"], topics=request["topics"],
-                            progress=lease.progress)
+                            progress=lambda stage, f: lease.progress(stage, 0.5 + 0.5 * f))
     log.info("job %s: %d runs in %.2fs", claim.job_id, len(runs), time.monotonic() - started)
     return report

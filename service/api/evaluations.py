@@ -71,9 +71,12 @@ def submit(form: dict[str, Any], files: dict[str, Any]) -> Any:
 @idempotent
 @blp.arguments(MetaEvaluationRequestSchema)
 @blp.response(202, JobSchema)
-@blp.alt_response(404, schema=ProblemSchema, description="no such evaluation job, collection or run")
-@blp.alt_response(409, schema=ProblemSchema, description="the evaluation job has not succeeded")
-@blp.alt_response(422, schema=ProblemSchema, description="unknown method or option, measure not evaluated, ...")
+@blp.alt_response(404, schema=ProblemSchema, content_type=PROBLEM_JSON,
+                  description="no such evaluation job, collection or run")
+@blp.alt_response(409, schema=ProblemSchema, content_type=PROBLEM_JSON,
+                  description="the evaluation job has not succeeded")
+@blp.alt_response(422, schema=ProblemSchema, content_type=PROBLEM_JSON,
+                  description="unknown method or option, measure not evaluated, ...")
 def meta_evaluate(body: dict[str, Any]) -> Any:
     """Queue a meta-evaluation (unanimity, discriminative power, significance, correlation, preference agreement)
     of an evaluation job's per-topic results, or of runs evaluated first; poll the job at ``Location``."""
