@@ -14,6 +14,8 @@ def register(sub: Any) -> None:
     p = sub.add_parser("measures", help="list every measure with its parameters and reference")
     p.add_argument("--format", choices=("text", "json"), default="text")
     p.add_argument("name", nargs="?", help="show one measure (name or alias)")
+    p.add_argument("--axioms", action="store_true", help="add each measure's constraint profile (spec 7.5; the"
+                   " parameter-free form; a few seconds for the whole catalogue -- see evalserve axioms)")
     p.set_defaults(handler=run)
 
 
@@ -23,6 +25,12 @@ def run(args: argparse.Namespace) -> int:
     if args.name:
         wanted = registry.definition(args.name).name
         entries = [e for e in entries if e["name"] == wanted]
+    if args.axioms:
+        from evaluation.axioms.profiles import profiles
+
+        found = profiles([registry.definition(e["name"]) for e in entries])
+        for e in entries:
+            e["axioms"] = found[e["name"]]["constraints"]
     if args.format == "json":
         sys.stdout.write(json.dumps({"measures": entries}, indent=2) + "\n")
         return 0
@@ -40,6 +48,8 @@ def run(args: argparse.Namespace) -> int:
             print(f"    - {p['name']}{extra}: {p['description']}" + (" (required)" if p["required"] else "") + when)
         if e["aliases"]:
             print(f"    aliases: {', '.join(e['aliases'])}")
+        if "axioms" in e:
+            print("    axioms: " + ", ".join(f"{c} {'yes' if v == 'satisfied' else v}" for c, v in e["axioms"].items()))
         if e["default_follows"]:
             print(f"    without parameters: the numbers of {e['default_follows']}")
         print(f"    reference: {e['reference']}\n")

@@ -26,17 +26,32 @@ def catalogue() -> Any:
     return {"measures": default_registry().catalogue()}
 
 
+class OneQuerySchema(ma.Schema):
+    axioms = ma.fields.Boolean(load_default=False, metadata={
+        "description": "add the constraint profile (spec 7.5) of the measure as named (parameters included;"
+                       " a bare name: its parameter-free form); takes about a second"})
+
+
 @blp.route("/<string:name>")
+@blp.arguments(OneQuerySchema, location="query")
 @blp.response(200, CatalogueSchema)
 @blp.doc(security=[])  # public: no token needed
-def one(name: str) -> Any:
-    """One measure (by name or alias)."""
+def one(query: dict[str, Any], name: str) -> Any:
+    """One measure (by name, alias, trec_eval spelling or full name with parameters)."""
     registry = default_registry()
+    measure = None
     try:
-        wanted = registry.definition(name).name
+        definition = registry.definition(name)
     except MeasureError as exc:
         try:  # trec_eval spellings (ndcg_cut_10) and full names (nDCG@10) name a measure too
-            wanted = registry.parse(name).definition.name
+            measure = registry.parse(name)
         except MeasureError:
             raise ApiProblem(404, "unknown-measure", str(exc)) from None
-    return {"measures": [e for e in registry.catalogue() if e["name"] == wanted]}
+        definition = measure.definition
+    entries = [e for e in registry.catalogue() if e["name"] == definition.name]
+    if query["axioms"]:
+        from evaluation.axioms.profiles import constraint_profile
+
+        profile = constraint_profile(measure if measure is not None else definition)
+        entries[0]["axioms"] = {"measure": profile["measure"], **profile["constraints"]}
+    return {"measures": entries}

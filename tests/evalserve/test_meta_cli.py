@@ -121,3 +121,12 @@ def test_bad_inputs_exit_2_with_the_problem(results: Path, tmp_path: Path, capsy
     assert code == 2 and "[missing-inputs]" in err
     code, _, err = cli(capsys, "meta", "discriminative-power", "--results", str(results), "--alpha", "2")
     assert code == 2 and "alpha must be between 0 and 1" in err
+
+
+def test_the_catalogue_shows_constraint_profiles_on_request(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = cli(capsys, "measures", "nDCG", "--axioms", "--format", "json")
+    assert code == 0
+    axioms = json.loads(out)["measures"][0]["axioms"]
+    assert axioms["Pri"] == "satisfied" and axioms["AspDiv"] == "not_applicable"
+    code, out, _ = cli(capsys, "measures", "nDCG", "--axioms")
+    assert "axioms: Pri yes" in out

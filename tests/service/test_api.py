@@ -246,3 +246,10 @@ def test_a_refused_request_releases_its_key(api: Api) -> None:
     again = api.call("POST", "/v1/evaluations", json={"collection": collection, "runs": [good.json["id"]],
                                                       "measures": ["AP"]}, headers={"Idempotency-Key": "job"})
     assert again.headers["Retry-After"] == replay.headers["Retry-After"] == "1"
+
+
+def test_a_measure_with_its_constraint_profile(api: Api) -> None:
+    found = api.client.get("/v1/measures/RBU(p=0.99,e=0.05)?axioms=true").json["measures"][0]["axioms"]
+    assert found.pop("measure") == "RBU(p=0.99,e=0.05)"
+    assert set(found.values()) == {"satisfied"} and len(found) == 10, "spec 7.5: RBU satisfies all ten"
+    assert "axioms" not in api.client.get("/v1/measures/RBU").json["measures"][0]
