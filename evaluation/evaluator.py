@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -18,6 +19,8 @@ from evaluation.measures.registry import default_registry
 from evaluation.model import FloatArray, IntentWeights, Qrels, Run
 from evaluation.problems import InputError, Problem
 from evaluation.ranking import TIE_POLICIES, rank_run
+from evaluation.side_inputs import PrepareContext, SideInputs
+from evaluation.side_registry import PREPARERS
 
 
 @dataclass(frozen=True)
@@ -51,13 +54,19 @@ class Evaluator:
     ties: str = "trec"
     topics: str = "common"
     intent_weights: IntentWeights | None = None
+    side: SideInputs = field(default_factory=SideInputs)
     _slots: dict[int, IntentSlots] = field(default_factory=dict, repr=False)
+    _cache: dict[object, Any] = field(default_factory=dict, repr=False)  # run-independent work of preparers
 
     def __post_init__(self) -> None:
         if self.ties not in TIE_POLICIES:
             raise MeasureError(f"unknown ties policy {self.ties!r}; choose one of {', '.join(TIE_POLICIES)}")
         if self.topics not in TOPIC_POLICIES:
             raise MeasureError(f"unknown topics policy {self.topics!r}; choose one of {', '.join(TOPIC_POLICIES)}")
+        for m in self.measures:
+            unknown = [k for k in m.definition.inputs if k not in ("adhoc", "intents") and k not in PREPARERS]
+            if unknown:
+                raise MeasureError(f"{m.name} reads an input kind evalserve does not know: {', '.join(unknown)}")
 
     @classmethod
     def from_names(
@@ -68,13 +77,14 @@ class Evaluator:
         ties: str = "trec",
         topics: str = "common",
         intent_weights: IntentWeights | None = None,
+        side: SideInputs | None = None,
     ) -> Evaluator:
         registry = default_registry()
         measures: dict[str, Measure] = {}
         for n in names:
             m = n if isinstance(n, Measure) else registry.parse(n)
             measures.setdefault(m.name, m)
-        return cls(qrels, list(measures.values()), ties, topics, intent_weights)
+        return cls(qrels, list(measures.values()), ties, topics, intent_weights, side or SideInputs())
 
     def slots_at(self, level: int) -> IntentSlots:
         """The qrels' relevant intents at a relevance level (computed once per level)."""
@@ -93,12 +103,20 @@ class Evaluator:
             )
         topics = evaluated_topics(self.qrels, run.topics, self.topics)
         judged = judge_ranking(self.qrels, rank_run(run, self.ties), topics)
-        inputs: dict[str, object] = {"adhoc": judged}
-        if any("intents" in m.definition.inputs for m in self.measures):
-            inputs["intents"] = IntentInputs(judged, self.qrels, self.slots_at)
-        values = {
-            m.name: np.asarray(m.compute(inputs[m.definition.inputs[0]]), dtype=np.float64) for m in self.measures
-        }
+        prepared: dict[str, Any] = {"adhoc": judged}
+
+        def prepare(kind: str) -> Any:
+            """Each input kind is built once per run, on first use, and shared by the measures reading it."""
+            if kind not in prepared:
+                if kind == "intents":
+                    prepared[kind] = IntentInputs(judged, self.qrels, self.slots_at)
+                else:
+                    context = PrepareContext(judged, self.qrels, self.side, self._cache, prepare)
+                    prepared[kind] = PREPARERS[kind].build(context)
+            return prepared[kind]
+
+        values = {m.name: np.asarray(m.compute(prepare(m.definition.inputs[0])), dtype=np.float64)
+                  for m in self.measures}
         return RunScores(run.name, topics, values, tuple(self._fit_warnings(run, topics)))
 
     def _fit_warnings(self, run: Run, topics: Sequence[str]) -> list[Problem]:
@@ -140,7 +158,9 @@ def evaluate(
     ties: str = "trec",
     topics: str = "common",
     intent_weights: IntentWeights | None = None,
+    side: SideInputs | None = None,
 ) -> list[RunScores]:
     """Evaluate several runs with the same judgments, measures and policies."""
-    evaluator = Evaluator.from_names(qrels, measures, ties=ties, topics=topics, intent_weights=intent_weights)
+    evaluator = Evaluator.from_names(qrels, measures, ties=ties, topics=topics, intent_weights=intent_weights,
+                                     side=side)
     return [evaluator.evaluate(r) for r in runs]

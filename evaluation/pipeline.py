@@ -7,7 +7,7 @@ evaluator is built once for the judgments and applied to each run, reporting pro
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import PurePath
 from typing import Any
@@ -19,6 +19,8 @@ from evaluation.measures.registry import default_registry
 from evaluation.model import IntentWeights, Qrels, Run
 from evaluation.problems import InputError, Parsed, Problem
 from evaluation.report import Report
+from evaluation.side_inputs import SideInputs
+from evaluation.side_registry import side_reader
 
 #: Judgment file layouts: ``auto`` tells EvALL's 5-column TSV from TREC/NTCIR qrels by the first line.
 QRELS_FORMATS = ("auto", "trec", "evall")
@@ -37,6 +39,7 @@ class Inputs:
     qrels: Qrels
     runs: list[Run]
     intent_weights: IntentWeights | None = None
+    side: SideInputs = field(default_factory=SideInputs)
     files: dict[str, str] = field(default_factory=dict)  # file name as results show it -> sha256
     warnings: list[Problem] = field(default_factory=list)
 
@@ -103,6 +106,7 @@ def load_inputs(
     *,
     qrels_format: str = "auto",
     intent_weights: Opened | None = None,
+    side: Mapping[str, Opened] | None = None,
     progress: Progress | None = None,
 ) -> Inputs:
     """Parse every input; if any has an error, raise InputError with every problem of every file (warnings
@@ -113,6 +117,7 @@ def load_inputs(
     weights = judged[1] if judged else None
     if intent_weights is not None:
         weights = found.read(intent_weights, files, parse_intent_weights)
+    side_values = {kind: found.read(source, files, side_reader(kind)) for kind, source in (side or {}).items()}
     parsed_runs: list[Run] = []
     for i, blob in enumerate(runs):
         if progress is not None:
@@ -123,7 +128,7 @@ def load_inputs(
         raise InputError(found.problems, found.omitted)
     check_run_names(parsed_runs)
     assert judged is not None  # no errors were reported, so every reader produced its value
-    return Inputs(judged[0], parsed_runs, weights, files, found.warnings)
+    return Inputs(judged[0], parsed_runs, weights, SideInputs(side_values), files, found.warnings)
 
 
 def check_run_names(runs: Sequence[Run]) -> None:
@@ -144,7 +149,8 @@ def run_evaluation(
 ) -> Report:
     """Evaluate every run of ``inputs`` with the measures and policies; progress is reported after each run."""
     parsed = default_registry().parse_all(str(m) for m in measures)
-    evaluator = Evaluator(inputs.qrels, parsed, ties=ties, topics=topics, intent_weights=inputs.intent_weights)
+    evaluator = Evaluator(inputs.qrels, parsed, ties=ties, topics=topics, intent_weights=inputs.intent_weights,
+                          side=inputs.side)
     scores: list[RunScores] = []
     for i, run in enumerate(inputs.runs):
         if progress is not None:

@@ -82,6 +82,8 @@ class Collection(Base):
     n_topics: Mapped[int] = mapped_column(Integer)
     n_judgments: Mapped[int] = mapped_column(Integer)
     n_intents: Mapped[int] = mapped_column(Integer)
+    #: side inputs some measures need (item scores, hierarchies, ...): kind -> {"sha256", "filename"}
+    side_inputs: Mapped[dict[str, Any]] = mapped_column(default=dict, server_default="{}")
     warnings: Mapped[list[Any]] = mapped_column(default=list)
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
 

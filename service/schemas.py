@@ -10,6 +10,7 @@ from evaluation.meta.methods import METHODS
 from evaluation.pipeline import QRELS_FORMATS
 from evaluation.ranking import TIE_POLICIES
 from evaluation.report import FORMATS
+from evaluation.side_registry import SIDE_KINDS
 from service.models import JOB_STATES
 
 V = ma.validate
@@ -32,9 +33,17 @@ class CollectionFormSchema(ma.Schema):
     qrels_format = ma.fields.String(load_default="auto", validate=V.OneOf(QRELS_FORMATS))
 
 
-class CollectionFilesSchema(ma.Schema):
-    qrels = Upload(required=True, metadata={"description": "judgments: TREC/ndeval qrels, NTCIR or EvALL; gzip ok"})
-    intent_weights = Upload(metadata={"description": "NTCIR intent probabilities 'topic intent p' (optional)"})
+#: the judgments, intent weights and one optional file per side-input kind (``evaluation.side_registry``)
+CollectionFilesSchema = ma.Schema.from_dict(
+    {
+        "qrels": Upload(required=True, metadata={"description": "judgments: TREC/ndeval qrels, NTCIR or EvALL; gzip"
+                                                                " ok"}),
+        "intent_weights": Upload(metadata={"description": "NTCIR intent probabilities 'topic intent p' (optional)"}),
+        **{kind.name: Upload(metadata={"description": kind.description + " (optional)"})
+           for kind in SIDE_KINDS.values()},
+    },
+    name="CollectionFiles",
+)
 
 
 class CollectionSchema(ma.Schema):
@@ -45,6 +54,7 @@ class CollectionSchema(ma.Schema):
     qrels_format = ma.fields.String()
     qrels = ma.fields.Dict(metadata={"description": "{filename, sha256}"})
     intent_weights = ma.fields.Dict(allow_none=True)
+    side_inputs = ma.fields.Dict(metadata={"description": "side-input files by kind: {filename, sha256}"})
     n_topics = ma.fields.Integer()
     n_judgments = ma.fields.Integer()
     n_intents = ma.fields.Integer()

@@ -9,6 +9,7 @@ from evaluation.formats import Blob, parse_intent_weights, parse_run
 from evaluation.model import Run
 from evaluation.pipeline import parse_judgments
 from evaluation.problems import InputError, Parsed
+from evaluation.side_registry import side_reader
 from service.models import Collection, RunRecord, new_id
 from service.problems import ApiProblem
 from service.state import ServiceState
@@ -35,8 +36,9 @@ def _checked(parsed: Parsed[Any], filename: str) -> Any:
 
 
 def create_collection(st: ServiceState, owner_id: str, form: dict[str, Any], qrels: tuple[str, bytes],
-                      intent_weights: tuple[str, bytes] | None) -> Collection:
-    """Validate the judgments (and intent weights) and store the collection; immutable from now on."""
+                      intent_weights: tuple[str, bytes] | None,
+                      side: dict[str, tuple[str, bytes]] | None = None) -> Collection:
+    """Validate the judgments (intent weights, side inputs) and store the collection; immutable from now on."""
     qrels_blob = to_blob(qrels[1], qrels[0])
     parsed_judgments = parse_judgments(qrels_blob, form["qrels_format"])
     judged, _ = _checked(parsed_judgments, qrels[0])  # an EvALL gold's own weights are re-read by the worker
@@ -46,7 +48,13 @@ def create_collection(st: ServiceState, owner_id: str, form: dict[str, Any], qre
         parsed = parse_intent_weights(to_blob(intent_weights[1], intent_weights[0]))
         _checked(parsed, intent_weights[0])
         warnings += [p.as_dict() for p in parsed.warnings]
+    for kind, (filename, data) in (side or {}).items():
+        parsed = side_reader(kind)(to_blob(data, filename))
+        _checked(parsed, filename)
+        warnings += [p.as_dict() for p in parsed.warnings]
     with st.db.session() as s:
+        side_inputs = {kind: {"filename": filename, "sha256": st.blobs.put(s, data)}
+                       for kind, (filename, data) in (side or {}).items()}
         qrels_sha = st.blobs.put(s, qrels[1])
         if intent_weights is not None:
             weights_sha = st.blobs.put(s, intent_weights[1])
@@ -56,6 +64,7 @@ def create_collection(st: ServiceState, owner_id: str, form: dict[str, Any], qre
             qrels_format=form["qrels_format"], intent_weights_sha256=weights_sha,
             intent_weights_filename=intent_weights[0] if intent_weights else None,
             n_topics=len(judged.topics), n_judgments=len(judged), n_intents=len(judged.intents), warnings=warnings,
+            side_inputs=side_inputs,
         )
         s.add(row)
     return row

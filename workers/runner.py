@@ -164,6 +164,8 @@ def _run_evaluation(ctx: WorkerContext, claim: jobs.Claim, lease: Lease) -> Repo
         if collection.intent_weights_sha256:
             weights = Blob.from_bytes(ctx.blobs.get(s, collection.intent_weights_sha256),
                                       collection.intent_weights_filename or "intent-weights")
+        side = {kind: Blob.from_bytes(ctx.blobs.get(s, info["sha256"]), info["filename"])
+                for kind, info in (collection.side_inputs or {}).items()}
         runs = []
         for run_id in request["runs"]:
             record = s.get(RunRecord, run_id)
@@ -171,7 +173,7 @@ def _run_evaluation(ctx: WorkerContext, claim: jobs.Claim, lease: Lease) -> Repo
             runs.append(Blob.from_bytes(ctx.blobs.get(s, record.sha256), record.filename))
     started = time.monotonic()
     # reading the runs is the first half of the work, evaluating them the second
-    inputs = load_inputs(qrels, runs, qrels_format=collection.qrels_format, intent_weights=weights,
+    inputs = load_inputs(qrels, runs, qrels_format=collection.qrels_format, intent_weights=weights, side=side,
                          progress=lambda stage, f: lease.progress(stage, 0.5 * f))
     report = run_evaluation(inputs, request["measures"], ties=request["ties"], topics=request["topics"],
                             progress=lambda stage, f: lease.progress(stage, 0.5 + 0.5 * f))

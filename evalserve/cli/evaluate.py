@@ -19,6 +19,7 @@ from evaluation.pipeline import QRELS_FORMATS, Opened, load_inputs, run_evaluati
 from evaluation.problems import InputError, Problem
 from evaluation.ranking import TIE_POLICIES
 from evaluation.report import FORMATS
+from evaluation.side_registry import SIDE_KINDS
 
 #: Measures reported when no -m is given: trec_eval's most used ones.
 DEFAULT_MEASURES = ("AP", "P@10", "nDCG@10", "RR", "Rprec", "Bpref")
@@ -37,6 +38,8 @@ def register(sub: Any) -> None:
     p.add_argument("--qrels-format", choices=QRELS_FORMATS, default="auto",
                    help="judgment file layout (default: detected from the first line)")
     p.add_argument("--intent-weights", metavar="FILE", help="NTCIR intent probabilities 'topic intent p'")
+    for kind in SIDE_KINDS.values():  # inputs some measures need (item scores, hierarchies, ...)
+        p.add_argument(kind.flag, metavar="FILE", dest=f"side_{kind.name}", help=kind.description)
     p.add_argument("--run", required=True, action="append", metavar="FILE", dest="runs",
                    help="a run 'qid Q0 docno rank score tag'; repeat for several runs")
     p.add_argument("-m", "--measure", action="extend", nargs="+", metavar="NAME", dest="measures",
@@ -61,6 +64,7 @@ def run(args: argparse.Namespace) -> int:
         [open_input(path) for path in args.runs],
         qrels_format=args.qrels_format,
         intent_weights=open_input(args.intent_weights) if args.intent_weights else None,
+        side=side_files(args),
     )
     report = run_evaluation(inputs, measures, ties=args.ties, topics=args.topics)
     _print_warnings(report.warnings, args.quiet)
@@ -70,6 +74,12 @@ def run(args: argparse.Namespace) -> int:
     else:
         sys.stdout.write(text)
     return 0
+
+
+def side_files(args: argparse.Namespace) -> dict[str, Opened]:
+    """The side inputs given on the command line (``--item-scores FILE`` ...), opened."""
+    return {kind: open_input(path) for kind in SIDE_KINDS
+            if (path := getattr(args, f"side_{kind}", None)) is not None}
 
 
 def open_input(path: str) -> Opened:

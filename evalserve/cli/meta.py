@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from evalserve.cli.evaluate import open_input
+from evalserve.cli.evaluate import open_input, side_files
 from evaluation.formats import load
 from evaluation.formats.preferences import parse_preferences
 from evaluation.judged_ranking import TOPIC_POLICIES
@@ -20,6 +20,7 @@ from evaluation.meta.table import ScoreTable
 from evaluation.pipeline import QRELS_FORMATS, load_inputs, run_evaluation
 from evaluation.problems import InputError
 from evaluation.ranking import TIE_POLICIES
+from evaluation.side_registry import SIDE_KINDS
 
 
 def register(sub: Any) -> None:
@@ -54,6 +55,8 @@ def _inputs(p: argparse.ArgumentParser) -> None:
     p.add_argument("--qrels", metavar="FILE", help="judgments (instead of --results)")
     p.add_argument("--qrels-format", choices=QRELS_FORMATS, default="auto")
     p.add_argument("--intent-weights", metavar="FILE")
+    for kind in SIDE_KINDS.values():
+        p.add_argument(kind.flag, metavar="FILE", dest=f"side_{kind.name}", help=kind.description)
     p.add_argument("--run", action="append", metavar="FILE", dest="runs", help="a run; repeat for several runs")
     p.add_argument("-m", "--measure", action="extend", nargs="+", metavar="NAME", dest="measures",
                    help="measures (default: every measure of --results; required with --qrels)")
@@ -77,7 +80,8 @@ def score_table(args: argparse.Namespace) -> ScoreTable:
         raise InputError.single("missing-inputs", "give --results FILE, or --qrels FILE with --run FILE and -m")
     inputs = load_inputs(open_input(args.qrels), [open_input(r) for r in args.runs],
                          qrels_format=args.qrels_format,
-                         intent_weights=open_input(args.intent_weights) if args.intent_weights else None)
+                         intent_weights=open_input(args.intent_weights) if args.intent_weights else None,
+                         side=side_files(args))
     report = run_evaluation(inputs, args.measures, ties=args.ties, topics=args.topics)
     return ScoreTable.from_run_scores(report.scores)
 

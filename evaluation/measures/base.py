@@ -17,8 +17,9 @@ import numpy.typing as npt
 
 ParamKind = Literal["float", "int", "choice", "table", "int_or_choice"]
 CutoffRule = Literal["none", "optional", "required"]
-#: Input kinds a measure may need; the evaluator prepares each once per (qrels, run).
-InputKind = Literal["adhoc", "intents"]
+#: Input kinds a measure may need; the evaluator prepares each once per (qrels, run): "adhoc", "intents", or a
+#: prepared input of ``evaluation.side_registry.PREPARERS`` (item scores, hierarchies, similarity, preferences).
+InputKind = str
 
 
 class MeasureError(ValueError):

@@ -43,6 +43,7 @@ def collection_out(c: Collection) -> dict[str, Any]:
         "qrels_format": c.qrels_format, "qrels": {"filename": c.qrels_filename, "sha256": c.qrels_sha256},
         "intent_weights": ({"filename": c.intent_weights_filename, "sha256": c.intent_weights_sha256}
                            if c.intent_weights_sha256 else None),
+        "side_inputs": c.side_inputs or {},
         "n_topics": c.n_topics, "n_judgments": c.n_judgments, "n_intents": c.n_intents, "warnings": c.warnings,
         "created_at": as_utc(c.created_at),
     }

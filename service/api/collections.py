@@ -8,6 +8,7 @@ from flask.views import MethodView
 from flask_smorest import Blueprint
 from sqlalchemy import select
 
+from evaluation.side_registry import SIDE_KINDS
 from service.api._common import collection_out, get_or_404, page_of
 from service.auth import current_token, require
 from service.idempotency import idempotent
@@ -39,12 +40,14 @@ class Collections(MethodView):
     @blp.alt_response(422, schema=ProblemSchema, content_type=PROBLEM_JSON,
                       description="the judgments have errors (all of them listed)")
     def post(self, form: dict[str, Any], files: dict[str, Any]) -> Any:
-        """Create a collection from a judgments file (multipart field ``qrels``) and optional intent weights."""
+        """Create a collection from a judgments file (multipart field ``qrels``), optional intent weights and the
+        side inputs some measures need (item scores, hierarchies, ...: one field per kind)."""
         qrels = files["qrels"]
         weights = files.get("intent_weights")
+        side = {kind: (f.filename or kind, f.read()) for kind in SIDE_KINDS if (f := files.get(kind)) is not None}
         row = create_collection(
             state(), current_token().id, form, (qrels.filename or "qrels", qrels.read()),
-            (weights.filename or "intent-weights", weights.read()) if weights else None,
+            (weights.filename or "intent-weights", weights.read()) if weights else None, side,
         )
         return collection_out(row), 201, {"Location": f"/v1/collections/{row.id}"}
 

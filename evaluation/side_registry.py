@@ -1,0 +1,30 @@
+"""The side-input kinds and prepared-input kinds evalserve knows (see ``evaluation.side_inputs``).
+
+To add one: declare its ``SideKind`` (reader) or ``Preparer`` in its own module and list it here; the CLI,
+the pipeline, the evaluator and the service pick it up from these tables.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from evaluation.formats.source import Blob
+from evaluation.problems import Parsed
+from evaluation.side_inputs import Preparer, SideKind
+
+#: every side-input kind (add new ones to this tuple)
+_KINDS: tuple[SideKind, ...] = ()
+#: every prepared input beyond "adhoc" and "intents", which the evaluator builds itself (add new ones here)
+_PREPARERS: tuple[Preparer, ...] = ()
+
+SIDE_KINDS: dict[str, SideKind] = {k.name: k for k in _KINDS}
+PREPARERS: dict[str, Preparer] = {p.name: p for p in _PREPARERS}
+
+
+def side_reader(kind: str) -> Callable[[Blob], Parsed[Any]]:
+    """The reader of a side-input kind."""
+    found = SIDE_KINDS.get(kind)
+    if found is None:
+        raise ValueError(f"unknown side input {kind!r}; known: {', '.join(SIDE_KINDS) or 'none'}")
+    return found.reader
