@@ -9,12 +9,16 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from evaluation.docsim.side import DOC_TEXTS, FINGERPRINTS
 from evaluation.formats.source import Blob
 from evaluation.problems import Parsed
 from evaluation.side_inputs import Preparer, SideKind
 
 #: every side-input kind (add new ones to this tuple)
-_KINDS: tuple[SideKind, ...] = ()
+_KINDS: tuple[SideKind, ...] = (
+    FINGERPRINTS,
+    DOC_TEXTS,
+)
 #: every prepared input beyond "adhoc" and "intents", which the evaluator builds itself (add new ones here)
 _PREPARERS: tuple[Preparer, ...] = ()
 
