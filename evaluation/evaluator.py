@@ -102,7 +102,8 @@ class Evaluator:
                 run.name,
             )
         topics = evaluated_topics(self.qrels, run.topics, self.topics)
-        judged = judge_ranking(self.qrels, rank_run(run, self.ties), topics)
+        ranking = rank_run(run, self.ties)
+        judged = judge_ranking(self.qrels, ranking, topics)
         prepared: dict[str, Any] = {"adhoc": judged}
 
         def prepare(kind: str) -> Any:
@@ -111,7 +112,7 @@ class Evaluator:
                 if kind == "intents":
                     prepared[kind] = IntentInputs(judged, self.qrels, self.slots_at)
                 else:
-                    context = PrepareContext(judged, self.qrels, self.side, self._cache, prepare)
+                    context = PrepareContext(judged, self.qrels, self.side, self._cache, prepare, ranking)
                     prepared[kind] = PREPARERS[kind].build(context)
             return prepared[kind]
 

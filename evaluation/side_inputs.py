@@ -14,11 +14,14 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
+
 from evaluation.formats.source import Blob
 from evaluation.judged_ranking import JudgedRanking
 from evaluation.measures.base import MeasureError
 from evaluation.model import Qrels
 from evaluation.problems import Parsed
+from evaluation.ranking import Ranking
 
 
 @dataclass(frozen=True)
@@ -62,6 +65,20 @@ class PrepareContext:
     side: SideInputs
     cache: dict[object, Any]
     prepared: Callable[[str], Any]  # another prepared input of the same run (e.g. "intents")
+    #: the run as ranked, for inputs keyed by docno that unjudged documents need too (see ``docnos``)
+    ranking: Ranking | None = None
+
+    def docnos(self) -> np.ndarray:
+        """The docno (``S`` bytes) of every retrieved document of ``docs``, aligned with it: the ranking's rows
+        of the evaluated topics, in order (``judge_ranking`` keeps them in the same order)."""
+        if self.ranking is None:
+            raise ValueError("this context was built without the run's ranking")
+        run, order = self.ranking.run, self.ranking.order
+        if self.docs.topics != run.topics:
+            wanted = set(self.docs.topics)
+            evaluated = np.array([t in wanted for t in run.topics], dtype=bool)
+            order = order[evaluated[run.topic[order]]] if order.size else order
+        return run.docno[order]
 
 
 @dataclass(frozen=True)
