@@ -16,6 +16,7 @@ from evaluation.formats.keys import GroupedHashIndex, hash_words, rows_equal
 from evaluation.formats.lexer import words_of
 from evaluation.model import DOCNO_HASHES, FloatArray, IntArray, Qrels, Run, derive
 from evaluation.ranking import Ranking
+from evaluation.segments import segmented_cumsum
 from evaluation.segments import expand_ranges
 
 TopicPolicy = Literal["common", "complete"]
@@ -81,18 +82,19 @@ class JudgedRanking:
         """Per-topic sums of ``values`` given only at the documents selected by ``mask``."""
         return np.bincount(self.topic_of[mask], weights=values, minlength=self.n_topics).astype(np.float64)
 
-    def segment_cumsum(self, values: np.ndarray, *, ideal: bool = False) -> FloatArray:
-        """Running sums restarting at each topic."""
+    def segment_cumsum(self, values: np.ndarray, *, ideal: bool = False, exclusive: bool = False) -> FloatArray:
+        """Running sums restarting at each topic (``exclusive``: of the documents above each one). Real values
+        are summed topic by topic, so a topic's sums never carry rounding from other topics."""
         offsets = self.ideal_offsets if ideal else self.offsets
         if values.dtype.kind in "bui":  # counts: exact as integers, converted once
             running = np.zeros(values.size + 1, dtype=np.int64)
             np.cumsum(values, out=running[1:])
             counts = running[1:]
             counts -= np.repeat(running[offsets[:-1]], np.diff(offsets))
+            if exclusive:
+                counts -= np.asarray(values, dtype=np.int64)
             return counts.astype(np.float64)
-        total = np.cumsum(values, dtype=np.float64)
-        before = np.concatenate(([0.0], total))[offsets[:-1]]
-        result: FloatArray = total - np.repeat(before, np.diff(offsets))
+        result: FloatArray = segmented_cumsum(values, offsets, exclusive=exclusive)
         return result
 
     def relevant(self, level: int = 1) -> np.ndarray:

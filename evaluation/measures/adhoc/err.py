@@ -40,7 +40,7 @@ def err(data: JudgedRanking, params: Mapping[str, Any], cutoff: int | None) -> F
     satisfied = np.exp2(grade - gmax) - np.exp2(-gmax)
     log_stay = np.log1p(-satisfied)
     # probability of reaching rank i = prod_{j<i} (1 - R_j), from running sums of log(1 - R)
-    reach = np.exp(data.segment_cumsum(log_stay) - log_stay)
+    reach = np.exp(data.segment_cumsum(log_stay, exclusive=True))
     within = data.within(cutoff)
     return data.segment_sum_at(within, (satisfied * reach)[within] / data.rank[within])
 

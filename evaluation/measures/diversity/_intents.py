@@ -15,7 +15,7 @@ import numpy as np
 from evaluation.intent_ranking import IntentRanking, IntentSlots
 from evaluation.measures.base import Param
 from evaluation.model import FloatArray, IntArray
-from evaluation.segments import expand_ranges, segment_ids
+from evaluation.segments import expand_ranges, segment_ids, segmented_cumsum
 
 PAPERS = "spec section 3 (Amigo et al. SIGIR 2018; Dou et al. IRJ 2019)"
 
@@ -113,10 +113,10 @@ class BySlot:
         return self._scan(values, inclusive=True)
 
     def _scan(self, values: np.ndarray, inclusive: bool) -> FloatArray:
+        """Per-slot running sums, each slot summed on its own (no rounding carried across slots)."""
         v = np.asarray(values, dtype=np.float64)[self.order]
-        total = np.cumsum(v)
-        before_group = (total - v)[self.first] if v.size else v
-        grouped = total - before_group - (0.0 if inclusive else v)
+        offsets = np.append(np.unique(self.first), v.size) if v.size else np.zeros(1, dtype=np.int64)
+        grouped = segmented_cumsum(v, offsets, exclusive=not inclusive)
         out = np.empty(v.size)
         out[self.order] = grouped
         return out
@@ -160,9 +160,7 @@ class SlotIdeal:
 
     def cumulative(self) -> FloatArray:
         """Running sums of the ideal gains within each slot."""
-        total = np.cumsum(self.gain)
-        before = np.concatenate(([0.0], total))[self.offsets[:-1]]
-        return np.asarray(total - np.repeat(before, np.diff(self.offsets)), dtype=np.float64)
+        return np.asarray(segmented_cumsum(self.gain, self.offsets), dtype=np.float64)
 
 
 def slot_ideal(slots: IntentSlots, key: object, pair_gain: FloatArray) -> SlotIdeal:

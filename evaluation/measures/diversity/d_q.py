@@ -21,6 +21,7 @@ from evaluation.measures.diversity._intents import topic_ideal_for_run
 from evaluation.measures.diversity._shared import FAMILY, REL
 from evaluation.measures.diversity.d_ndcg import GAMMA, REFERENCE, global_gain, intent_recall
 from evaluation.model import FloatArray
+from evaluation.segments import segmented_cumsum
 
 
 def d_q(inputs: IntentInputs, params: Mapping[str, Any], cutoff: int | None) -> FloatArray:
@@ -34,8 +35,7 @@ def d_q(inputs: IntentInputs, params: Mapping[str, Any], cutoff: int | None) -> 
     cum_gain = docs.segment_cumsum(gain)
     offsets, ideal_gain, _ = topic_ideal_for_run(data, ideal)
     n_rel = np.diff(offsets)
-    ideal_cum = np.cumsum(ideal_gain)
-    ideal_cum -= np.repeat(np.concatenate(([0.0], ideal_cum))[offsets[:-1]], n_rel)
+    ideal_cum = segmented_cumsum(ideal_gain, offsets)
     pick = relevant & docs.within(cutoff)  # a document with GG > 0 is judged, so its topic has R >= 1
     t, rank = docs.topic_of[pick], docs.rank[pick]
     cg_star = ideal_cum[offsets[:-1][t] + np.minimum(rank, n_rel[t]) - 1]
