@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from evaluation.docsim.side import DOC_TEXTS, FINGERPRINTS
+from evaluation.docsim.side import DOC_TEXTS, FINGERPRINTS, SIMILARITY
 from evaluation.formats.source import Blob
 from evaluation.problems import Parsed
 from evaluation.side_inputs import Preparer, SideKind
@@ -20,7 +20,9 @@ _KINDS: tuple[SideKind, ...] = (
     DOC_TEXTS,
 )
 #: every prepared input beyond "adhoc" and "intents", which the evaluator builds itself (add new ones here)
-_PREPARERS: tuple[Preparer, ...] = ()
+_PREPARERS: tuple[Preparer, ...] = (
+    SIMILARITY,
+)
 
 SIDE_KINDS: dict[str, SideKind] = {k.name: k for k in _KINDS}
 PREPARERS: dict[str, Preparer] = {p.name: p for p in _PREPARERS}

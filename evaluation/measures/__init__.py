@@ -1,6 +1,6 @@
 """Measures: declarations grouped in families behind one registry (see ``registry.default_registry``)."""
 
-from evaluation.measures import adhoc, diversity
+from evaluation.measures import adhoc, diversity, similarity
 
 #: The families shipped with evalserve; each exposes ``DEFINITIONS``.
-FAMILIES = (adhoc, diversity)
+FAMILIES = (adhoc, diversity, similarity)
