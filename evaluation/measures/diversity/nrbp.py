@@ -24,6 +24,8 @@ from evaluation.measures.diversity._shared import (
     novelty_gain,
     powers,
 )
+from evaluation.measures.diversity._intents import PAPERS, satisfaction
+from evaluation.measures.diversity.alpha_ndcg import GAIN
 from evaluation.model import FloatArray
 
 BETA = Param("beta", "float", 0.5, "patience: probability of moving on to the next document",
@@ -34,25 +36,25 @@ def _sums(inputs: IntentInputs, params: Mapping[str, Any]) -> tuple[FloatArray, 
     """Per topic: the run's and the greedy ideal's sum_i beta^(i-1) NG(i), and |T*|. The run's sums are
     computed once per run (NRBP and nNRBP share them), the ideal's once for all runs on the same topics."""
     data = inputs.at(params["rel"])
-    alpha, beta = params["alpha"], params["beta"]
-    run = data.memo(("nrbp", alpha, beta), lambda: _run_sum(data, alpha, beta))
-    ideal = data.shared(("nrbp-ideal", alpha, beta), lambda: _ideal_sum(data, alpha, beta))
+    alpha, beta, graded = params["alpha"], params["beta"], params["gain"] == "graded"
+    run = data.memo(("nrbp", alpha, beta, graded), lambda: _run_sum(data, alpha, beta, graded))
+    ideal = data.shared(("nrbp-ideal", alpha, beta, graded), lambda: _ideal_sum(data, alpha, beta, graded))
     return run, ideal, data.n_slots_per_topic()
 
 
-def _run_sum(data: IntentRanking, alpha: float, beta: float) -> FloatArray:
+def _run_sum(data: IntentRanking, alpha: float, beta: float, graded: bool) -> FloatArray:
     """sum_i beta^(i-1) NG(i) per topic over the documents with a relevant intent only: NG is exactly 0 at
     the others, and adding those zeros to the running sums would change nothing."""
     docs = data.docs
     pos = data.hit_docs()
     rank = docs.rank[pos]
     decay = powers(beta, int(rank.max(initial=1)))
-    weights = novelty_gain(data, alpha)[pos] * decay[rank - 1]
+    weights = novelty_gain(data, alpha, satisfaction(data) if graded else None)[pos] * decay[rank - 1]
     return np.bincount(docs.topic_of[pos], weights=weights, minlength=data.n_topics).astype(np.float64)
 
 
-def _ideal_sum(data: IntentRanking, alpha: float, beta: float) -> FloatArray:
-    greedy = greedy_for_run(data, alpha)
+def _ideal_sum(data: IntentRanking, alpha: float, beta: float, graded: bool) -> FloatArray:
+    greedy = greedy_for_run(data, alpha, graded)
     ideal_decay = powers(beta, int(greedy.rank.max(initial=1)))
     ideal = np.bincount(greedy.topic, weights=greedy.gain * ideal_decay[greedy.rank - 1],
                         minlength=data.n_topics).astype(np.float64)
@@ -75,12 +77,13 @@ NRBP = MeasureDef(
     family=FAMILY,
     summary="Novelty- and rank-biased precision over the whole run (ndeval's NRBP).",
     kernel=nrbp,
-    params=(ALPHA, BETA, REL),
+    params=(ALPHA, BETA, REL, GAIN),
     cutoff="none",
     inputs=("intents",),
-    reference=NDEVAL + "; Clarke, Kolla & Vechtomova, ICTIR 2009",
+    reference=NDEVAL + "; Clarke, Kolla & Vechtomova, ICTIR 2009; gain=graded: " + PAPERS + " 3.5, 7.1",
     default_follows="ndeval 4.5 (pyndeval)",
-    formula="((1-(1-alpha)beta)/|T|) sum_i beta^(i-1) NG(i)",
+    formula="((1-(1-alpha)beta)/|T|) sum_i beta^(i-1) NG(i); gain=graded: NG(i) = sum_t r(d_i,t)(1-alpha)^c_t(i),"
+    " r = (2^g-1)/2^gmax_t",
 )
 
 NNRBP = MeasureDef(
@@ -88,12 +91,12 @@ NNRBP = MeasureDef(
     family=FAMILY,
     summary="NRBP over the NRBP of the greedy ideal ranking (ndeval's nNRBP).",
     kernel=nnrbp,
-    params=(ALPHA, BETA, REL),
+    params=(ALPHA, BETA, REL, GAIN),
     cutoff="none",
     inputs=("intents",),
-    reference=NDEVAL,
+    reference=NDEVAL + "; gain=graded: " + PAPERS + " 3.5",
     default_follows="ndeval 4.5 (pyndeval)",
-    formula="NRBP(run) / NRBP(greedy ideal)",
+    formula="NRBP(run) / NRBP(greedy ideal) (gain=graded: the greedy ideal built with the graded gains)",
 )
 
 DEFINITIONS = (NRBP, NNRBP)

@@ -5,7 +5,7 @@ measure name that selects the form and parameters the spec's row refers to: p = 
 RBU; alpha = 0.5; e = 0.05; gamma = 0.5 (D#); maxh = 1 (CT); k = infinity (a cutoff beyond every instance
 ranking, 10000) except P@k, P-IA@k and S-Recall@k at k = 10; the papers' forms (spec E.3: intent weights,
 graded gains) where a name defaults to ndeval's numbers. NRBP and CT are checked in the graded forms the spec
-analyses (``NRBP_amigo``, ``CT_amigo``: harness-only forms, see ``evaluation/axioms/forms.py``).
+analyses (``NRBP(gain=graded)``; ``CT_amigo``, a harness-only form, see ``evaluation/axioms/forms.py``).
 
 Also here: the parameter sensitivities spec 7.5 states as explanations of its deviations from the paper's
 Table 1, each confirmed by the harness.
@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from evaluation.axioms import NAMES, Outcome
@@ -38,7 +39,7 @@ TABLE = [
     ("RBP-IA", "RBP_IA(p=0.99,gain=graded)", "Y Y Y Y . Y . . . Y"),
     ("S-Recall@k (k=10)", "StRecall@10", ". . Y . . . . . Y ."),
     ("S-RR@100%", "S_RR", ". . Y . . . . . Y ."),
-    ("NRBP", "NRBP_amigo(beta=0.99)", ". Y Y Y . Y Y . . ."),
+    ("NRBP", "NRBP(beta=0.99,gain=graded)", ". Y Y Y . Y Y . . ."),
     ("D#-nDCG@k", "Dsharp_nDCG" + K, "Y Y . Y . Y . . . Y"),
     ("alpha-nDCG@k", "alpha_nDCG(gain=graded)" + K, ". Y Y . . Y Y . . ."),
     ("EU", "EU", ". Y Y . Y Y Y . . Y"),
@@ -60,8 +61,8 @@ SENSITIVITIES = [
     ("alpha_nDCG(alpha=0.25,gain=graded)" + K, "CloseTh", "satisfied"),
     ("alpha_nDCG(alpha=0.1,gain=graded)" + K, "DeepTh", "violated"),
     ("EU(alpha=0.1)", "CloseTh", "satisfied"),
-    ("NRBP_amigo(beta=0.85)", "CloseTh", "satisfied"),  # NRBP passes CloseTh for p >= 0.85 ...
-    ("NRBP_amigo(beta=0.8)", "CloseTh", "violated"),  # ... and fails at 0.8
+    ("NRBP(beta=0.85,gain=graded)", "CloseTh", "satisfied"),  # NRBP passes CloseTh for p >= 0.85 ...
+    ("NRBP(beta=0.8,gain=graded)", "CloseTh", "violated"),  # ... and fails at 0.8
     ("CT_amigo(maxh=100)", "Deep", "satisfied"),  # without saturation Deep, AspDiv and Red pass ...
     ("CT_amigo(maxh=100)", "AspDiv", "satisfied"),
     ("CT_amigo(maxh=100)", "Red", "satisfied"),
@@ -130,3 +131,19 @@ def _canonical(name: str) -> str:
     from evaluation.axioms import resolve
 
     return resolve(name).name
+
+
+def test_registered_graded_nrbp_equals_the_harness_form(shared_data: Path) -> None:
+    """NRBP(gain=graded) (the registered measure) and NRBP_amigo (the harness's independent transcription of the
+    spec's graded NRBP) agree on real data."""
+    from evaluation import read_qrels, read_run
+    from evaluation.axioms.forms import NRBP_AMIGO
+    from evaluation.evaluator import Evaluator
+    from evaluation.measures.registry import parse_measure
+
+    qrels = read_qrels(shared_data / "trec-web-2009-2014" / "2012" / "qrels-for-ndeval.txt")
+    run = read_run(shared_data / "trec-web-2012-runs" / "runs" / "ql-results-catb.txt.gz")
+    for beta in (0.5, 0.99):
+        harness, ours = NRBP_AMIGO.instance({"beta": beta}), parse_measure(f"NRBP(beta={beta},gain=graded)")
+        scores = Evaluator(qrels, [harness, ours]).evaluate(run)
+        assert np.array_equal(scores.values[harness.name], scores.values[ours.name])
