@@ -16,8 +16,7 @@ from evaluation.formats.keys import GroupedHashIndex, hash_words, rows_equal
 from evaluation.formats.lexer import words_of
 from evaluation.model import DOCNO_HASHES, FloatArray, IntArray, Qrels, Run, derive
 from evaluation.ranking import Ranking
-from evaluation.segments import segmented_cumsum
-from evaluation.segments import expand_ranges
+from evaluation.segments import expand_ranges, segmented_cumsum
 
 TopicPolicy = Literal["common", "complete"]
 TOPIC_POLICIES: tuple[str, ...] = get_args(TopicPolicy)

@@ -15,6 +15,7 @@ import numpy as np
 from evaluation.intent_ranking import IntentInputs, IntentRanking
 from evaluation.measures.adhoc._shared import ratio
 from evaluation.measures.base import MeasureDef, Param
+from evaluation.measures.diversity._intents import PAPERS, satisfaction
 from evaluation.measures.diversity._shared import (
     ALPHA,
     FAMILY,
@@ -24,7 +25,6 @@ from evaluation.measures.diversity._shared import (
     novelty_gain,
     powers,
 )
-from evaluation.measures.diversity._intents import PAPERS, satisfaction
 from evaluation.measures.diversity.alpha_ndcg import GAIN
 from evaluation.model import FloatArray
 
