@@ -11,6 +11,7 @@ from typing import Any
 
 from evaluation.docsim.side import DOC_TEXTS, FINGERPRINTS, SIMILARITY
 from evaluation.formats.source import Blob
+from evaluation.hierarchy.prepare import HIERARCHIES, HIERARCHY
 from evaluation.measures.scored.inputs import ITEM_SCORES, SCORED
 from evaluation.problems import Parsed
 from evaluation.side_inputs import Preparer, SideKind
@@ -20,11 +21,13 @@ _KINDS: tuple[SideKind, ...] = (
     FINGERPRINTS,
     DOC_TEXTS,
     ITEM_SCORES,
+    HIERARCHY,
 )
 #: every prepared input beyond "adhoc" and "intents", which the evaluator builds itself (add new ones here)
 _PREPARERS: tuple[Preparer, ...] = (
     SIMILARITY,
     SCORED,
+    HIERARCHIES,
 )
 
 SIDE_KINDS: dict[str, SideKind] = {k.name: k for k in _KINDS}
