@@ -20,7 +20,7 @@ import numpy as np
 from evaluation.intent_ranking import IntentInputs
 from evaluation.measures.adhoc._shared import ratio
 from evaluation.measures.base import MeasureDef, Param
-from evaluation.measures.diversity._intents import PAPERS, VARIANT, hit_weight, hits_per_topic, weighted_per_topic
+from evaluation.measures.diversity._intents import PAPERS, VARIANT, weighted_per_topic
 from evaluation.measures.diversity._shared import FAMILY, NDEVAL, REL
 from evaluation.model import FloatArray, Qrels
 
@@ -38,7 +38,9 @@ def precision_ia(inputs: IntentInputs, params: Mapping[str, Any], cutoff: int | 
     data = inputs.at(params["rel"])
     within = data.hit_rank() <= cutoff
     if params["variant"] == "paper":
-        return hits_per_topic(data, hit_weight(data), within) / cutoff
+        # count each intent's relevant documents first, then weigh: the sum does not depend on their ranks
+        found = np.bincount(data.hit_slot[within], minlength=data.slots.n_slots).astype(np.float64)
+        return weighted_per_topic(data, found) / cutoff
     pairs = np.bincount(data.docs.topic_of[data.hit_pos[within]], minlength=data.n_topics)
     return ratio(pairs, cutoff * data.n_slots_per_topic())
 

@@ -44,3 +44,21 @@ def test_equal_topics_score_bit_for_bit_alike(seed: int) -> None:
     at = {t: i for i, t in enumerate(scores.topics)}
     for name, values in scores.values.items():
         assert values[at["2"]] == values[at["4"]], f"{name}: {values[at['2']]!r} != {values[at['4']]!r}"
+
+
+def test_intent_weighted_sums_do_not_depend_on_the_order_of_the_documents() -> None:
+    """P_IA(variant=paper) with unequal intent weights: the same relevant documents at other ranks within the
+    cutoff give the same value to the last bit (counted per intent, then weighted)."""
+    from evaluation.formats import parse_intent_weights
+
+    qrels = parse_qrels(Blob.from_bytes(b"".join(f"1 {t} d{i} 1\n".encode() for i in range(12)
+                                                 for t in (1 + i % 3, 1 + (i * 7) % 5)), "q")).unwrap()
+    weights = parse_intent_weights(Blob.from_bytes(b"1 1 0.1\n1 2 0.7\n1 3 0.13\n1 4 0.05\n1 5 0.02\n", "w")).unwrap()
+    values = set()
+    for seed in range(10):
+        order = np.random.default_rng(seed).permutation(12)
+        run = parse_run(Blob.from_bytes(b"".join(f"1 Q0 d{d} {r + 1} {100 - r} t\n".encode()
+                                                 for r, d in enumerate(order)), "r")).unwrap()
+        scores = Evaluator.from_names(qrels, ["P_IA(variant=paper)@12"], intent_weights=weights).evaluate(run)
+        values.add(float(scores.values["P_IA(variant=paper)@12"][0]))
+    assert len(values) == 1, values
