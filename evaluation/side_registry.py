@@ -13,6 +13,7 @@ from evaluation.docsim.side import DOC_TEXTS, FINGERPRINTS, SIMILARITY
 from evaluation.formats.source import Blob
 from evaluation.hierarchy.prepare import HIERARCHIES, HIERARCHY
 from evaluation.measures.scored.inputs import ITEM_SCORES, SCORED
+from evaluation.preference.side import PREFERENCE_JUDGMENTS, PREFERENCES, USER_PROFILES
 from evaluation.problems import Parsed
 from evaluation.side_inputs import Preparer, SideKind
 
@@ -22,12 +23,15 @@ _KINDS: tuple[SideKind, ...] = (
     DOC_TEXTS,
     ITEM_SCORES,
     HIERARCHY,
+    PREFERENCE_JUDGMENTS,
+    USER_PROFILES,
 )
 #: every prepared input beyond "adhoc" and "intents", which the evaluator builds itself (add new ones here)
 _PREPARERS: tuple[Preparer, ...] = (
     SIMILARITY,
     SCORED,
     HIERARCHIES,
+    PREFERENCES,
 )
 
 SIDE_KINDS: dict[str, SideKind] = {k.name: k for k in _KINDS}
