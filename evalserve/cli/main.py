@@ -10,14 +10,14 @@ import argparse
 import sys
 from collections.abc import Sequence
 
-from evalserve.cli import axioms, demo, evaluate, measures, meta, migrate, openapi, serve, tokens
+from evalserve.cli import axioms, demo, evaluate, hierarchy, measures, meta, migrate, openapi, serve, tokens
 from evaluation.measures.base import MeasureError
 from evaluation.problems import InputError
 from evaluation.report import engine_version
 
 EXIT_OK, EXIT_INTERNAL, EXIT_INPUT = 0, 1, 2
 
-COMMANDS = (evaluate, measures, meta, axioms, demo, serve, tokens, openapi, migrate)
+COMMANDS = (evaluate, measures, meta, axioms, hierarchy, demo, serve, tokens, openapi, migrate)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -15,6 +15,7 @@ import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -31,7 +32,13 @@ from evaluation.problems import InputError
 
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="python -m evaluation.hierarchy", description=__doc__.split("\n\n")[0])
-    sub = p.add_subparsers(dest="command", required=True)
+    configure(p.add_subparsers(dest="command", required=True))
+    return p
+
+
+def configure(sub: Any) -> None:
+    """Add the ``build`` and ``fingerprints`` actions to an argparse subparsers object (also used by
+    ``evalserve hierarchy``)."""
     b = sub.add_parser("build", help="build hierarchies for every topic of the qrels and write them as JSON")
     b.add_argument("--qrels", required=True, metavar="FILE")
     b.add_argument("--fingerprints", metavar="FILE", help="SimHash fingerprints (sim=simhash)")
@@ -47,12 +54,13 @@ def _parser() -> argparse.ArgumentParser:
     b.add_argument("--wd-gain", choices=WD_GAINS, default=defaults.wd_gain)
     b.add_argument("--indent", type=int, default=None, help="indent the JSON (default: compact)")
     b.add_argument("-o", "--output", metavar="FILE", help="write here instead of standard output")
+    b.set_defaults(hierarchy_action=_build)
     f = sub.add_parser("fingerprints", help="seeded synthetic fingerprints of every judged document")
     f.add_argument("--qrels", required=True, metavar="FILE")
     f.add_argument("--seed", type=int, default=2012)
     f.add_argument("--bits", type=int, default=64)
     f.add_argument("-o", "--output", metavar="FILE", help="write here instead of standard output")
-    return p
+    f.set_defaults(hierarchy_action=_fingerprints)
 
 
 def _write(data: bytes, output: str | None) -> None:
@@ -65,7 +73,7 @@ def _write(data: bytes, output: str | None) -> None:
 def _similarity(args: argparse.Namespace) -> DocumentSimilarity | None:
     if args.sim == "tfidf":
         if not args.doc_texts:
-            raise SystemExit("sim=tfidf needs --doc-texts")
+            raise InputError.single("missing-inputs", "sim=tfidf needs --doc-texts")
         return read_doc_texts(args.doc_texts).tfidf()
     if args.fingerprints:
         return read_fingerprints(args.fingerprints)
@@ -80,7 +88,7 @@ def _build(args: argparse.Namespace) -> int:
     weights = read_intent_weights(args.intent_weights) if args.intent_weights else None
     vectors = _similarity(args) if settings.clustered else None
     if settings.clustered and vectors is None:
-        raise SystemExit(f"h={settings.h} needs --fingerprints or --doc-texts")
+        raise InputError.single("missing-inputs", f"h={settings.h} needs --fingerprints or --doc-texts")
     groups = read_hierarchies(args.super).super_intents if args.super else None
     start = time.perf_counter()
     built = build_hierarchies(topic_judgments(qrels, intent_slots(qrels, 1, weights)), settings,
@@ -93,15 +101,23 @@ def _build(args: argparse.Namespace) -> int:
     return 0
 
 
+def _fingerprints(args: argparse.Namespace) -> int:
+    qrels = read_qrels(args.qrels)
+    _write(format_fingerprints(synthesise_fingerprints(qrels, np.random.default_rng(args.seed), bits=args.bits)),
+           args.output)
+    return 0
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run the chosen action; input problems raise InputError (the caller prints them, exit 2)."""
+    action: Any = args.hierarchy_action
+    return int(action(args))
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     try:
-        if args.command == "build":
-            return _build(args)
-        qrels = read_qrels(args.qrels)
-        _write(format_fingerprints(synthesise_fingerprints(qrels, np.random.default_rng(args.seed), bits=args.bits)),
-               args.output)
-        return 0
+        return run(args)
     except InputError as exc:
         for problem in exc.problems:
             print(problem, file=sys.stderr)
