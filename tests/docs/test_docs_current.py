@@ -28,3 +28,11 @@ def test_every_problem_code_is_documented() -> None:
     text = (ROOT / "docs" / "formats.md").read_text()
     missing = sorted(c for c in codes if f"`{c}`" not in text)
     assert not missing, f"docs/formats.md does not document: {missing}"
+
+
+def test_the_api_guide_lists_every_side_input_upload_field() -> None:
+    from evaluation.side_registry import SIDE_KINDS
+
+    text = (Path(__file__).resolve().parents[2] / "docs" / "api.md").read_text()
+    missing = [k for k in SIDE_KINDS if f"`{k}`" not in text]
+    assert not missing, f"docs/api.md does not list the collection upload fields: {missing}"
