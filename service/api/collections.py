@@ -4,16 +4,26 @@ from __future__ import annotations
 
 from typing import Any
 
+import marshmallow as ma
+from flask import Response
 from flask.views import MethodView
 from flask_smorest import Blueprint
 from sqlalchemy import select
 
+from evaluation.formats import Blob
+from evaluation.hierarchy.jsonio import to_json
+from evaluation.hierarchy.model import SIMS, TOPS, VARIANTS, WD_GAINS, WI_COUNTS, HierarchySettings
+from evaluation.hierarchy.prepare import HierarchySource
+from evaluation.intent_ranking import intent_slots
+from evaluation.measures.base import MeasureError
+from evaluation.pipeline import load_inputs
+from evaluation.problems import InputError
 from evaluation.side_registry import SIDE_KINDS
 from service.api._common import collection_out, get_or_404, page_of
 from service.auth import current_token, require
 from service.idempotency import idempotent
 from service.models import Collection
-from service.problems import PROBLEM_JSON, ProblemSchema
+from service.problems import PROBLEM_JSON, ApiProblem, ProblemSchema
 from service.schemas import CollectionFilesSchema, CollectionFormSchema, CollectionSchema
 from service.state import state
 from service.uploads import create_collection
@@ -59,3 +69,45 @@ class OneCollection(MethodView):
     def get(self, collection_id: str) -> Any:
         with state().db.session() as s:
             return collection_out(get_or_404(s, Collection, collection_id, "collection", owned=False))
+
+
+class HierarchyQuerySchema(ma.Schema):
+    h = ma.fields.String(load_default=HierarchySettings.h, validate=ma.validate.OneOf([v for v in VARIANTS
+                                                                                      if v != "given"]))
+    delta = ma.fields.Float(load_default=HierarchySettings.delta, validate=ma.validate.Range(0.0, 1.0))
+    top = ma.fields.String(load_default=HierarchySettings.top, validate=ma.validate.OneOf(TOPS))
+    sim = ma.fields.String(load_default=HierarchySettings.sim, validate=ma.validate.OneOf(SIMS))
+    wi = ma.fields.String(load_default=HierarchySettings.wi, validate=ma.validate.OneOf(WI_COUNTS))
+    wd_gain = ma.fields.String(load_default=HierarchySettings.wd_gain, validate=ma.validate.OneOf(WD_GAINS))
+
+
+@blp.route("/<string:collection_id>/hierarchies")
+class CollectionHierarchies(MethodView):
+    @require("read")
+    @blp.arguments(HierarchyQuerySchema, location="query")
+    @blp.response(200, description="the intent hierarchies of every topic as JSON (spec 4.1), reusable as a"
+                  " collection's hierarchy file or with evalserve evaluate --hierarchy",
+                  content_type="application/json")
+    @blp.alt_response(404, schema=ProblemSchema, content_type=PROBLEM_JSON, description="no such collection")
+    @blp.alt_response(422, schema=ProblemSchema, content_type=PROBLEM_JSON,
+                      description="the collection lacks the fingerprints, document texts or super-intents needed")
+    def get(self, query: dict[str, Any], collection_id: str) -> Any:
+        """Build the collection's intent hierarchies with these settings (as ``evalserve hierarchy build``) and
+        return them for download."""
+        st = state()
+        with st.db.session() as s:
+            collection = get_or_404(s, Collection, collection_id, "collection", owned=False)
+            qrels = Blob.from_bytes(st.blobs.get(s, collection.qrels_sha256), collection.qrels_filename)
+            weights = (Blob.from_bytes(st.blobs.get(s, collection.intent_weights_sha256),
+                                       collection.intent_weights_filename or "intent-weights")
+                       if collection.intent_weights_sha256 else None)
+            side = {kind: Blob.from_bytes(st.blobs.get(s, info["sha256"]), info["filename"])
+                    for kind, info in (collection.side_inputs or {}).items()}
+        try:
+            inputs = load_inputs(qrels, [], qrels_format=collection.qrels_format, intent_weights=weights, side=side)
+            source = HierarchySource(inputs.qrels, intent_slots(inputs.qrels, 1, inputs.intent_weights),
+                                     inputs.side, {})
+            built = source.hierarchies(HierarchySettings(**query).normalised())
+        except (MeasureError, InputError) as exc:
+            raise ApiProblem(422, "missing-inputs", str(exc)) from None
+        return Response(to_json(built) + "\n", mimetype="application/json")

@@ -143,3 +143,28 @@ def test_preference_agreement_job(deployed: tuple[Deployment, dict]) -> None:
     done = d.run(job.json["id"])
     assert done["state"] == "succeeded", done
     assert set(d.get(f"/v1/jobs/{done['id']}/result").json["preference_agreement"]) == set(MEASURES)
+
+
+def test_a_collections_hierarchies_can_be_downloaded_and_reused(tmp_path: Path, shared_data: Path) -> None:
+    """GET /v1/collections/{id}/hierarchies builds them from the collection's fingerprints, as
+    `evalserve hierarchy build` does; without fingerprints the answer is 422 missing-inputs."""
+    from evalserve.cli.main import main
+
+    qrels_path = shared_data / "trec-web-2009-2014" / "2012" / "qrels-for-ndeval.txt"
+    fingerprints, offline = tmp_path / "fp.txt", tmp_path / "h.json"
+    assert main(["hierarchy", "fingerprints", "--qrels", str(qrels_path), "-o", str(fingerprints)]) == 0
+    assert main(["hierarchy", "build", "--qrels", str(qrels_path), "--fingerprints", str(fingerprints),
+                 "--delta", "0.5", "-o", str(offline)]) == 0
+    d = Deployment(tmp_path / "service")
+    with_fp = d.post("/v1/collections", data={"name": "c", "qrels": (io.BytesIO(qrels_path.read_bytes()), "q.txt"),
+                                              "fingerprints": (io.BytesIO(fingerprints.read_bytes()), "fp.txt")})
+    assert with_fp.status_code == 201, with_fp.get_data(as_text=True)
+    assert set(with_fp.json["side_inputs"]) == {"fingerprints"}
+    served = d.get(f"/v1/collections/{with_fp.json['id']}/hierarchies?delta=0.5")
+    assert served.status_code == 200 and served.mimetype == "application/json"
+    assert served.json["topics"] == json.loads(offline.read_text())["topics"]
+    bare = d.post("/v1/collections", data={"name": "c", "qrels": (io.BytesIO(qrels_path.read_bytes()), "q.txt")})
+    missing = d.get(f"/v1/collections/{bare.json['id']}/hierarchies")
+    assert missing.status_code == 422 and missing.json["code"] == "missing-inputs"
+    assert "fingerprints" in missing.json["detail"]
+    d.ctx.db.dispose()
