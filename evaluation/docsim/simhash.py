@@ -23,7 +23,8 @@ import hashlib
 import re
 import unicodedata
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
@@ -42,6 +43,35 @@ _BATCH = 4096
 def tokenize(text: str) -> list[str]:
     """The tokens of a text, in order (steps 1-2 of the recipe above)."""
     return _TOKEN.findall(unicodedata.normalize("NFKC", text).casefold())
+
+
+@dataclass(frozen=True)
+class TermCounts:
+    """Sparse term frequencies of several texts, as COO triplets in text order (each text's distinct tokens in
+    order of first occurrence); ``vocabulary[c]`` is the token of column ``c``."""
+
+    rows: npt.NDArray[np.int64]
+    cols: npt.NDArray[np.int64]
+    counts: npt.NDArray[np.int64]
+    vocabulary: tuple[str, ...]
+
+
+def term_counts(texts: Iterable[str], keep: Callable[[str], bool] | None = None) -> TermCounts:
+    """Count every text's tokens (SimHash features, TF-IDF terms); ``keep`` drops tokens before they get a
+    column."""
+    vocab: dict[str, int] = {}
+    rows: list[int] = []
+    cols: list[int] = []
+    counts: list[int] = []
+    for i, text in enumerate(texts):
+        for token, count in Counter(tokenize(text)).items():
+            if keep is not None and not keep(token):
+                continue
+            rows.append(i)
+            cols.append(vocab.setdefault(token, len(vocab)))
+            counts.append(count)
+    return TermCounts(np.array(rows, dtype=np.int64), np.array(cols, dtype=np.int64),
+                      np.array(counts, dtype=np.int64), tuple(vocab))
 
 
 def feature_hash(token: str) -> int:
@@ -76,27 +106,19 @@ def _simhash_batch(texts: Sequence[str], bits: int, hashes: dict[str, int]) -> U
     n = len(texts)
     if n == 0:
         return np.zeros(0, dtype=np.uint64)
-    vocab: dict[str, int] = {}
-    rows: list[int] = []
-    cols: list[int] = []
-    counts: list[int] = []
-    for i, text in enumerate(texts):
-        for token, count in Counter(tokenize(text)).items():
-            rows.append(i)
-            cols.append(vocab.setdefault(token, len(vocab)))
-            counts.append(count)
-    if not vocab:
+    found = term_counts(texts)
+    if not found.vocabulary:
         return np.zeros(n, dtype=np.uint64)
-    for token in vocab:
+    for token in found.vocabulary:
         if token not in hashes:
             hashes[token] = feature_hash(token)
-    feature = np.array([hashes[t] for t in vocab], dtype=np.uint64)
+    feature = np.array([hashes[t] for t in found.vocabulary], dtype=np.uint64)
     shifts = np.arange(bits, dtype=np.uint64)
     signs = (((feature[:, None] >> shifts) & np.uint64(1)).astype(np.int64) * 2 - 1)  # (V, f) of +-1
     # V[i, j] = sum_t tf(i, t) * sign(t, j): a sparse (n, V) by dense (V, f) product, exact in int64
     from scipy.sparse import csr_matrix
 
-    tf = csr_matrix((np.array(counts, dtype=np.int64), (np.array(rows), np.array(cols))), shape=(n, len(vocab)))
+    tf = csr_matrix((found.counts, (found.rows, found.cols)), shape=(n, len(found.vocabulary)))
     votes = np.asarray(tf @ signs)
     set_bits = (votes > 0).astype(np.uint64)
     return np.asarray((set_bits << shifts).sum(axis=1, dtype=np.uint64), dtype=np.uint64)

@@ -22,7 +22,7 @@ from typing import Any, Protocol
 import numpy as np
 import numpy.typing as npt
 
-from evaluation.docsim.simhash import DEFAULT_BITS, U64Array, check_bits, popcount, simhash, tokenize
+from evaluation.docsim.simhash import DEFAULT_BITS, U64Array, check_bits, popcount, simhash, term_counts, tokenize
 
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
@@ -218,22 +218,12 @@ def tfidf_vectors(texts: DocumentTexts, idf: Mapping[str, float] | None = None) 
     from scipy.sparse import csr_matrix
 
     table = idf if idf is not None else idf_table(texts.texts)
-    vocab: dict[str, int] = {}
-    rows: list[int] = []
-    cols: list[int] = []
-    weights: list[float] = []
-    for i, text in enumerate(texts.texts):
-        for token, count in Counter(tokenize(text)).items():
-            w = table.get(token)
-            if w is None or w == 0.0:
-                continue
-            rows.append(i)
-            cols.append(vocab.setdefault(token, len(vocab)))
-            weights.append(count * float(w))
-    values = np.array(weights, dtype=np.float64)
-    row_idx = np.array(rows, dtype=np.int64)
+    found = term_counts(texts.texts, keep=lambda token: bool(table.get(token)))
+    idf_of_column = np.array([float(table[t]) for t in found.vocabulary], dtype=np.float64)
+    values = found.counts * idf_of_column[found.cols]
+    row_idx = found.rows
     norm = np.sqrt(np.bincount(row_idx, weights=values * values, minlength=len(texts)))
     if values.size:
         values = values / norm[row_idx]
-    matrix = csr_matrix((values, (row_idx, np.array(cols, dtype=np.int64))), shape=(len(texts), max(len(vocab), 1)))
-    return TfidfVectors(texts.docnos, matrix, tuple(vocab), texts.name)
+    matrix = csr_matrix((values, (row_idx, found.cols)), shape=(len(texts), max(len(found.vocabulary), 1)))
+    return TfidfVectors(texts.docnos, matrix, found.vocabulary, texts.name)
