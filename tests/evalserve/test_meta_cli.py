@@ -130,3 +130,12 @@ def test_the_catalogue_shows_constraint_profiles_on_request(capsys: pytest.Captu
     assert axioms["Pri"] == "satisfied" and axioms["AspDiv"] == "not_applicable"
     code, out, _ = cli(capsys, "measures", "nDCG", "--axioms")
     assert "axioms: Pri yes" in out
+
+
+def test_preference_label_problems_point_at_the_field() -> None:
+    from evaluation.formats import Blob
+    from evaluation.formats.preferences import parse_preferences
+
+    parsed = parse_preferences(Blob.from_bytes(b"# c\n1 runL runR L u\n1 a b maybe\n2 a a >\n3 x\n", "p"))
+    assert [(p.code, p.line, p.column) for p in parsed.problems] == [
+        ("preference-label", 3, 7), ("preference-same-run", 4, 5), ("preference-fields", 5, 1)]
