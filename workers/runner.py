@@ -21,6 +21,7 @@ from evaluation.pipeline import load_inputs, run_evaluation
 from evaluation.problems import InputError
 from evaluation.report import Report
 from service import jobs
+from service.collection_files import collection_files
 from service.models import Collection, Job, RunRecord
 from workers.context import WorkerContext
 
@@ -159,13 +160,7 @@ def _run_evaluation(ctx: WorkerContext, claim: jobs.Claim, lease: Lease) -> Repo
     with ctx.db.session() as s:
         collection = s.get(Collection, claim.collection_id)
         assert collection is not None
-        qrels = Blob.from_bytes(ctx.blobs.get(s, collection.qrels_sha256), collection.qrels_filename)
-        weights = None
-        if collection.intent_weights_sha256:
-            weights = Blob.from_bytes(ctx.blobs.get(s, collection.intent_weights_sha256),
-                                      collection.intent_weights_filename or "intent-weights")
-        side = {kind: Blob.from_bytes(ctx.blobs.get(s, info["sha256"]), info["filename"])
-                for kind, info in (collection.side_inputs or {}).items()}
+        files = collection_files(s, ctx.blobs, collection)
         runs = []
         for run_id in request["runs"]:
             record = s.get(RunRecord, run_id)
@@ -173,8 +168,8 @@ def _run_evaluation(ctx: WorkerContext, claim: jobs.Claim, lease: Lease) -> Repo
             runs.append(Blob.from_bytes(ctx.blobs.get(s, record.sha256), record.filename))
     started = time.monotonic()
     # reading the runs is the first half of the work, evaluating them the second
-    inputs = load_inputs(qrels, runs, qrels_format=collection.qrels_format, intent_weights=weights, side=side,
-                         progress=lambda stage, f: lease.progress(stage, 0.5 * f))
+    inputs = load_inputs(files.qrels, runs, qrels_format=files.qrels_format, intent_weights=files.intent_weights,
+                         side=files.side, progress=lambda stage, f: lease.progress(stage, 0.5 * f))
     report = run_evaluation(inputs, request["measures"], ties=request["ties"], topics=request["topics"],
                             progress=lambda stage, f: lease.progress(stage, 0.5 + 0.5 * f))
     log.info("job %s: %d runs in %.2fs", claim.job_id, len(runs), time.monotonic() - started)

@@ -10,7 +10,6 @@ from flask.views import MethodView
 from flask_smorest import Blueprint
 from sqlalchemy import select
 
-from evaluation.formats import Blob
 from evaluation.hierarchy.jsonio import to_json
 from evaluation.hierarchy.model import SIMS, TOPS, VARIANTS, WD_GAINS, WI_COUNTS, HierarchySettings
 from evaluation.hierarchy.prepare import HierarchySource
@@ -21,6 +20,7 @@ from evaluation.problems import InputError
 from evaluation.side_registry import SIDE_KINDS
 from service.api._common import collection_out, get_or_404, page_of
 from service.auth import current_token, require
+from service.collection_files import collection_files
 from service.idempotency import idempotent
 from service.models import Collection
 from service.problems import PROBLEM_JSON, ApiProblem, ProblemSchema
@@ -96,15 +96,10 @@ class CollectionHierarchies(MethodView):
         return them for download."""
         st = state()
         with st.db.session() as s:
-            collection = get_or_404(s, Collection, collection_id, "collection", owned=False)
-            qrels = Blob.from_bytes(st.blobs.get(s, collection.qrels_sha256), collection.qrels_filename)
-            weights = (Blob.from_bytes(st.blobs.get(s, collection.intent_weights_sha256),
-                                       collection.intent_weights_filename or "intent-weights")
-                       if collection.intent_weights_sha256 else None)
-            side = {kind: Blob.from_bytes(st.blobs.get(s, info["sha256"]), info["filename"])
-                    for kind, info in (collection.side_inputs or {}).items()}
+            files = collection_files(s, st.blobs, get_or_404(s, Collection, collection_id, "collection", owned=False))
         try:
-            inputs = load_inputs(qrels, [], qrels_format=collection.qrels_format, intent_weights=weights, side=side)
+            inputs = load_inputs(files.qrels, [], qrels_format=files.qrels_format,
+                                 intent_weights=files.intent_weights, side=files.side)
             source = HierarchySource(inputs.qrels, intent_slots(inputs.qrels, 1, inputs.intent_weights),
                                      inputs.side, {})
             built = source.hierarchies(HierarchySettings(**query).normalised())
