@@ -1,4 +1,5 @@
-"""The service's tables (SQLAlchemy 2 declarative): blobs, tokens, collections, runs, jobs, idempotency records.
+"""The service's tables (SQLAlchemy 2 declarative): blobs, tokens, collections, runs, jobs, idempotency records,
+and the shared tasks' tasks, phases, participants, submissions and webhooks.
 
 The database is the source of truth for jobs: the broker only carries "job X is ready" messages, so a lost
 message, a dead worker or a restarted broker can always be repaired from here (``workers.recovery``).
@@ -10,7 +11,20 @@ import uuid
 from datetime import datetime, timezone
 from typing import Any, ClassVar
 
-from sqlalchemy import JSON, BigInteger, Boolean, DateTime, Float, ForeignKey, Index, Integer, LargeBinary, String, Text
+from sqlalchemy import (
+    JSON,
+    BigInteger,
+    Boolean,
+    DateTime,
+    Float,
+    ForeignKey,
+    Index,
+    Integer,
+    LargeBinary,
+    String,
+    Text,
+    false,
+)
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
 #: Job states; ``queued`` and ``running`` are live, the rest are final.
@@ -85,6 +99,8 @@ class Collection(Base):
     #: side inputs some measures need (item scores, hierarchies, ...): kind -> {"sha256", "filename"}
     side_inputs: Mapped[dict[str, Any]] = mapped_column(default=dict, server_default="{}")
     warnings: Mapped[list[Any]] = mapped_column(default=list)
+    #: hidden collections (a task's judgments) are seen only by their owner and admins
+    hidden: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
 
 
@@ -144,3 +160,148 @@ class IdempotencyRecord(Base):
     body: Mapped[bytes] = mapped_column(LargeBinary)
     headers: Mapped[dict[str, Any]] = mapped_column()
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+
+
+# --- shared tasks (leaderboards) ------------------------------------------------------------------------------
+
+#: who may read a task's leaderboard: everyone, only its organiser and participants, or everyone after a date
+TASK_VISIBILITIES = ("public", "private", "blinded")
+#: how participants join: by themselves, or with the registration code the organiser hands out
+REGISTRATION_MODES = ("open", "code")
+#: sort order of the primary measure: higher is better, or lower is better
+SORT_ORDERS = ("desc", "asc")
+
+
+class Task(Base):
+    """A shared task: its current judgments (a hidden collection), official measures, visibility and settings.
+    The organiser is the owner token (admins act as organisers too)."""
+
+    __tablename__ = "tasks"
+    id: Mapped[str] = mapped_column(String(40), primary_key=True)
+    owner_id: Mapped[str] = mapped_column(ForeignKey("tokens.id"), index=True)
+    name: Mapped[str] = mapped_column(String(200))
+    description: Mapped[str] = mapped_column(Text, default="")
+    collection_id: Mapped[str] = mapped_column(ForeignKey("collections.id"))
+    version: Mapped[int] = mapped_column(Integer, default=1)  # the current judgments' version
+    measures: Mapped[list[Any]] = mapped_column()  # official measures, canonical names, in display order
+    primary_measure: Mapped[str] = mapped_column(String(200))
+    sort_order: Mapped[str] = mapped_column(String(4), default="desc")
+    ties: Mapped[str] = mapped_column(String(20), default="trec")
+    topics: Mapped[str] = mapped_column(String(20), default="complete")
+    visibility: Mapped[str] = mapped_column(String(20), default="public")
+    blinded_until: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+    registration: Mapped[str] = mapped_column(String(10), default="open")
+    registration_code: Mapped[str | None] = mapped_column(String(200), nullable=True)
+    #: {"test", "correction", "alpha"} for the leaderboard's significance marks
+    significance: Mapped[dict[str, Any]] = mapped_column(default=dict)
+    baseline_submission_id: Mapped[str | None] = mapped_column(String(40), nullable=True)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+
+
+class TaskVersion(Base):
+    """One version of a task's judgments: the history of the collections it has been evaluated against."""
+
+    __tablename__ = "task_versions"
+    task_id: Mapped[str] = mapped_column(ForeignKey("tasks.id"), primary_key=True)
+    version: Mapped[int] = mapped_column(Integer, primary_key=True)
+    collection_id: Mapped[str] = mapped_column(ForeignKey("collections.id"))
+    note: Mapped[str] = mapped_column(Text, default="")
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+
+
+class Phase(Base):
+    """A submission window of a task (UTC, ``opens_at <= t < closes_at``) with per-participant quotas."""
+
+    __tablename__ = "task_phases"
+    id: Mapped[str] = mapped_column(String(40), primary_key=True)
+    task_id: Mapped[str] = mapped_column(ForeignKey("tasks.id"), index=True)
+    name: Mapped[str] = mapped_column(String(100))
+    opens_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    closes_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    quota_per_day: Mapped[int | None] = mapped_column(Integer, nullable=True)  # per UTC calendar day
+    quota_total: Mapped[int | None] = mapped_column(Integer, nullable=True)  # over the whole phase
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+
+    __table_args__ = (Index("ux_task_phases_name", "task_id", "name", unique=True),)
+
+
+class Participant(Base):
+    """A token registered to a task under a team name."""
+
+    __tablename__ = "task_participants"
+    id: Mapped[str] = mapped_column(String(40), primary_key=True)
+    task_id: Mapped[str] = mapped_column(ForeignKey("tasks.id"), index=True)
+    token_id: Mapped[str] = mapped_column(ForeignKey("tokens.id"))
+    team: Mapped[str] = mapped_column(String(200))
+    #: bumped by every submission, first thing in its transaction: serialises a participant's submissions so
+    #: that quotas hold under concurrent requests
+    submissions_made: Mapped[int] = mapped_column(Integer, default=0)
+    registered_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+
+    __table_args__ = (Index("ux_task_participants_token", "task_id", "token_id", unique=True),
+                      Index("ux_task_participants_team", "task_id", "team", unique=True))
+
+
+class Submission(Base):
+    """A run submitted to a task in a phase; evaluated once per judgments version (``SubmissionEvaluation``)."""
+
+    __tablename__ = "task_submissions"
+    id: Mapped[str] = mapped_column(String(40), primary_key=True)
+    task_id: Mapped[str] = mapped_column(ForeignKey("tasks.id"), index=True)
+    participant_id: Mapped[str] = mapped_column(ForeignKey("task_participants.id"), index=True)
+    phase_id: Mapped[str] = mapped_column(ForeignKey("task_phases.id"))
+    run_id: Mapped[str] = mapped_column(ForeignKey("runs.id"))
+    description: Mapped[str] = mapped_column(Text, default="")
+    baseline: Mapped[bool] = mapped_column(Boolean, default=False)
+    selected: Mapped[bool] = mapped_column(Boolean, default=False)  # the participant's pick for the leaderboard
+    submitted_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+
+
+class SubmissionEvaluation(Base):
+    """A submission evaluated against one judgments version: the run as stored for that collection, and the job."""
+
+    __tablename__ = "submission_evaluations"
+    submission_id: Mapped[str] = mapped_column(ForeignKey("task_submissions.id"), primary_key=True)
+    version: Mapped[int] = mapped_column(Integer, primary_key=True)
+    run_id: Mapped[str] = mapped_column(ForeignKey("runs.id"))
+    job_id: Mapped[str] = mapped_column(ForeignKey("jobs.id"), index=True)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+
+
+#: events a webhook can subscribe to
+WEBHOOK_EVENTS = ("submission.evaluated", "leaderboard.changed")
+DELIVERY_STATES = ("pending", "delivered", "failed")
+
+
+class Webhook(Base):
+    """An organiser's URL that receives HMAC-signed task events; ``secret`` signs them (shown once at creation)."""
+
+    __tablename__ = "webhooks"
+    id: Mapped[str] = mapped_column(String(40), primary_key=True)
+    task_id: Mapped[str] = mapped_column(ForeignKey("tasks.id"), index=True)
+    url: Mapped[str] = mapped_column(String(2000))
+    secret: Mapped[str] = mapped_column(String(200))
+    events: Mapped[list[Any]] = mapped_column()
+    active: Mapped[bool] = mapped_column(Boolean, default=True)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+
+
+class WebhookDelivery(Base):
+    """One event for one webhook: durable before it is sent, retried with backoff; ``log`` lists every attempt."""
+
+    __tablename__ = "webhook_deliveries"
+    id: Mapped[str] = mapped_column(String(40), primary_key=True)
+    webhook_id: Mapped[str] = mapped_column(ForeignKey("webhooks.id"), index=True)
+    event: Mapped[str] = mapped_column(String(50))
+    payload: Mapped[dict[str, Any]] = mapped_column()
+    state: Mapped[str] = mapped_column(String(20), default="pending")
+    attempts: Mapped[int] = mapped_column(Integer, default=0)
+    next_attempt_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+    last_status: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    last_error: Mapped[str | None] = mapped_column(Text, nullable=True)
+    log: Mapped[list[Any]] = mapped_column(default=list)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    delivered_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+
+    __table_args__ = (Index("ix_webhook_deliveries_due", "state", "next_attempt_at"),)
