@@ -194,7 +194,6 @@ class Task(Base):
     registration_code: Mapped[str | None] = mapped_column(String(200), nullable=True)
     #: {"test", "correction", "alpha"} for the leaderboard's significance marks
     significance: Mapped[dict[str, Any]] = mapped_column(default=dict)
-    baseline_submission_id: Mapped[str | None] = mapped_column(String(40), nullable=True)
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
     updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
 

@@ -36,7 +36,6 @@ def upgrade() -> None:
         sa.Column("registration", sa.String(length=10), nullable=False),
         sa.Column("registration_code", sa.String(length=200), nullable=True),
         sa.Column("significance", sa.JSON(), nullable=False),
-        sa.Column("baseline_submission_id", sa.String(length=40), nullable=True),
         sa.Column("created_at", sa.DateTime(timezone=True), nullable=False),
         sa.Column("updated_at", sa.DateTime(timezone=True), nullable=False),
         sa.ForeignKeyConstraint(
