@@ -1,7 +1,8 @@
 """Bearer API tokens with scopes (read, submit, admin), stored as SHA-256 hashes.
 
 A token reads ``es_<id>_<secret>``; the id finds the row, the secret's hash must match. Every resource has an
-owner token; a token sees its own runs and jobs (admin sees all). Collections are readable by every token.
+owner token; a token sees its own runs and jobs (admin sees all). Collections are readable by every token, except
+hidden ones (a shared task's judgments), which only their owner and admins see.
 """
 
 from __future__ import annotations
@@ -71,20 +72,41 @@ def sees_everything() -> bool:
     return "admin" in current_token().scope_set
 
 
-def require(scope: str) -> Callable[[F], F]:
-    """Decorator: the request must carry a valid bearer token with ``scope`` (admin implies every scope)."""
+def caller_or_none() -> Token | None:
+    """The caller's token on a route that anonymous callers may use too (``require(..., anonymous=True)``)."""
+    token: Token | None = g.get("token")
+    return token
+
+
+def _presented_token() -> Token | None:
+    """The request's valid bearer token; None without an Authorization header; 401 for a bad one."""
+    header = request.headers.get("Authorization", "")
+    if not header:
+        return None
+    if not header.lower().startswith("bearer "):
+        raise ApiProblem(401, "unauthorized", "send an API token: 'Authorization: Bearer <token>'",
+                         headers={"WWW-Authenticate": 'Bearer realm="evalserve"'})
+    token = verify(current_app.extensions["evalserve"].db, header[7:].strip())
+    if token is None:
+        raise ApiProblem(401, "unauthorized", "the API token is not valid (unknown, revoked or mistyped)",
+                         headers={"WWW-Authenticate": 'Bearer realm="evalserve", error="invalid_token"'})
+    return token
+
+
+def require(scope: str, *, anonymous: bool = False) -> Callable[[F], F]:
+    """Decorator: the request must carry a valid bearer token with ``scope`` (admin implies every scope).
+    ``anonymous``: a request without a token is let through too (public leaderboards); the view decides."""
 
     def decorate(view: F) -> F:
         @wraps(view)
         def wrapper(*args: Any, **kwargs: Any) -> Any:
-            header = request.headers.get("Authorization", "")
-            if not header.lower().startswith("bearer "):
+            token = _presented_token()
+            if token is None:
+                if anonymous:
+                    g.token = None
+                    return view(*args, **kwargs)
                 raise ApiProblem(401, "unauthorized", "send an API token: 'Authorization: Bearer <token>'",
                                  headers={"WWW-Authenticate": 'Bearer realm="evalserve"'})
-            token = verify(current_app.extensions["evalserve"].db, header[7:].strip())
-            if token is None:
-                raise ApiProblem(401, "unauthorized", "the API token is not valid (unknown, revoked or mistyped)",
-                                 headers={"WWW-Authenticate": 'Bearer realm="evalserve", error="invalid_token"'})
             if scope not in token.scope_set and "admin" not in token.scope_set:
                 raise ApiProblem(403, "forbidden", f"this token lacks the {scope!r} scope")
             g.token = token

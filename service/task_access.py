@@ -1,0 +1,92 @@
+"""Who may do what with a shared task: organisers (the owner token, and admins), registered participants, and
+the public. A task the caller may not see is reported as missing (404), never as forbidden, so private tasks
+do not leak their existence; a visible task refuses what the caller's role does not allow with 403."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Literal
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from service.auth import caller_or_none
+from service.models import Participant, Task, Token, as_utc, utcnow
+from service.problems import ApiProblem
+
+Role = Literal["organiser", "participant", "public"]
+
+
+@dataclass(frozen=True)
+class TaskAccess:
+    """A task as one caller sees it: their role, and their participant row if they registered."""
+
+    task: Task
+    role: Role
+    participant: Participant | None
+
+    @property
+    def organiser(self) -> bool:
+        return self.role == "organiser"
+
+    def leaderboard_open(self, now: datetime | None = None) -> bool:
+        """May this caller read the leaderboard now? Organisers always; others once it is not blinded."""
+        if self.organiser:
+            return True
+        task = self.task
+        if task.visibility == "blinded":
+            until = as_utc(task.blinded_until)
+            return until is not None and (now or utcnow()) >= until
+        return True
+
+    def scores_visible(self, now: datetime | None = None) -> bool:
+        """May this caller see scores (their own submissions' too)? Not before a blinded task's date."""
+        return self.leaderboard_open(now)
+
+
+def is_organiser(task: Task, token: Token | None) -> bool:
+    return token is not None and (token.id == task.owner_id or "admin" in token.scope_set)
+
+
+def task_access(session: Session, task_id: str, token: Token | None = None) -> TaskAccess:
+    """The caller's view of the task, or 404 if they may not see it (a private task they do not take part in).
+    ``token`` defaults to the request's caller (None: anonymous)."""
+    token = token if token is not None else caller_or_none()
+    task = session.get(Task, task_id)
+    if task is None:
+        raise ApiProblem(404, "not-found", f"no task {task_id}")
+    if is_organiser(task, token):
+        return TaskAccess(task, "organiser", _participant(session, task, token))
+    participant = _participant(session, task, token)
+    if participant is not None:
+        return TaskAccess(task, "participant", participant)
+    if task.visibility == "private":
+        raise ApiProblem(404, "not-found", f"no task {task_id}")
+    return TaskAccess(task, "public", None)
+
+
+def organised_task(session: Session, task_id: str) -> Task:
+    """The task, if the caller organises it: 404 when they cannot see it, 403 when they can but do not."""
+    access = task_access(session, task_id)
+    if not access.organiser:
+        raise ApiProblem(403, "organisers-only", f"only the organisers of task {task_id} may do this")
+    return access.task
+
+
+def participating(session: Session, task_id: str) -> TaskAccess:
+    """The caller's access to a task they take part in (organisers pass too): 403 ``not-registered`` otherwise."""
+    access = task_access(session, task_id)
+    if access.participant is None and not access.organiser:
+        raise ApiProblem(403, "not-registered", f"register for task {task_id} first:"
+                         f" POST /v1/tasks/{task_id}/participants")
+    return access
+
+
+def _participant(session: Session, task: Task, token: Token | None) -> Participant | None:
+    if token is None:
+        return None
+    found: Participant | None = session.execute(
+        select(Participant).where(Participant.task_id == task.id, Participant.token_id == token.id)
+    ).scalar_one_or_none()
+    return found
