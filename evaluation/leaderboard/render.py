@@ -1,0 +1,137 @@
+"""A leaderboard as JSON (the contract), CSV (full precision) and a LaTeX booktabs table for papers."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import math
+import unicodedata
+from datetime import date, datetime, time
+from typing import Any
+
+from evaluation.leaderboard.ranking import Leaderboard, SignificanceSettings
+
+_LATEX_SPECIAL = {
+    "&": r"\&",
+    "%": r"\%",
+    "$": r"\$",
+    "#": r"\#",
+    "_": r"\_",
+    "{": r"\{",
+    "}": r"\}",
+    "~": r"\textasciitilde{}",
+    "^": r"\textasciicircum{}",
+    "\\": r"\textbackslash{}",
+}
+_TEST_NAMES = {
+    "t": "paired t-test",
+    "randomisation": "paired randomisation test",
+    "bootstrap": "paired bootstrap test",
+    "tukey": "randomised Tukey HSD test",
+}
+_CORRECTION_NAMES = {
+    "holm": "Holm correction",
+    "bonferroni": "Bonferroni correction",
+    "bh": "Benjamini-Hochberg correction",
+}
+
+
+def to_json(board: Leaderboard) -> str:
+    """``board.as_dict()`` as indented JSON (dates and times in ``extra`` as ISO 8601 strings)."""
+    return json.dumps(board.as_dict(), indent=2, default=_json_default) + "\n"
+
+
+def to_csv(board: Leaderboard) -> str:
+    """One line per row: values in full precision (``repr``), ``better_than`` as the ranks of the beaten rows."""
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(["rank", "key", "label", "baseline", *board.measures, "delta_best", "delta_baseline",
+                     "better_than"])
+    rank_of = {r.key: r.rank for r in board.rows}
+    for r in board.rows:
+        writer.writerow([
+            r.rank,
+            r.key,
+            r.label,
+            "true" if r.baseline else "false",
+            *(repr(r.scores[m]) for m in board.measures),
+            repr(r.delta_best),
+            "" if r.delta_baseline is None else repr(r.delta_baseline),
+            " ".join(str(rank_of[k]) for k in r.better_than),
+        ])
+    return out.getvalue()
+
+
+def to_latex(board: Leaderboard, *, digits: int = 4, caption: str | None = None) -> str:
+    """A booktabs ``table``: rank, row letter, system, one column per measure (primary in bold) and the distance
+    to the leader; a primary score carries the letters of the rows it is significantly better than."""
+    letter = {r.key: _letter(i) for i, r in enumerate(board.rows)}
+    header = ["Rank", "", "System"]
+    header += [rf"\textbf{{{latex_escape(m)}}}" if m == board.primary else latex_escape(m) for m in board.measures]
+    header.append(r"$\Delta$ best")
+    lines = [
+        r"\begin{table}",
+        r"\centering",
+        r"\begin{tabular}{rll" + "r" * len(board.measures) + "r}",
+        r"\toprule",
+        " & ".join(header) + r" \\",
+        r"\midrule",
+    ]
+    for r in board.rows:
+        cells = [str(r.rank), rf"\textsuperscript{{{letter[r.key]}}}",
+                 rf"\textit{{{latex_escape(r.label)}}}" if r.baseline else latex_escape(r.label)]
+        for m in board.measures:
+            cell = _fixed(r.scores[m], digits)
+            if m == board.primary and r.better_than:
+                cell += rf"\textsuperscript{{{''.join(letter[k] for k in r.better_than)}}}"
+            cells.append(cell)
+        cells.append(_fixed(r.delta_best, digits))
+        lines.append(" & ".join(cells) + r" \\")
+    lines += [r"\bottomrule", r"\end{tabular}"]
+    lines.append(r"\par\smallskip{\footnotesize " + _significance_note(board) + "}")
+    if caption is not None:
+        lines.append(rf"\caption{{{latex_escape(caption)}}}")
+    lines.append(r"\end{table}")
+    return "\n".join(lines) + "\n"
+
+
+def latex_escape(text: str) -> str:
+    """Text with LaTeX's special characters escaped and line breaks as spaces, safe inside a table cell."""
+    return "".join(_LATEX_SPECIAL.get(c, " " if c.isspace() else "" if unicodedata.category(c) == "Cc" else c)
+                   for c in text)
+
+
+def _significance_note(board: Leaderboard) -> str:
+    s: SignificanceSettings = board.significance
+    correction = _CORRECTION_NAMES[s.correction] if s.correction is not None else "no correction"
+    note = (
+        f"Superscripts: significantly better than the systems with those letters on {latex_escape(board.primary)}"
+        f" ({_TEST_NAMES[s.test]}, {correction}, $\\alpha = {s.alpha:g}$, {len(board.topics)} topics)."
+    )
+    if any(r.baseline for r in board.rows):
+        note += " Baseline in italics."
+    return note
+
+
+def _letter(index: int) -> str:
+    """a, b, ..., z, aa, ab, ...: the row letters."""
+    out = ""
+    index += 1
+    while index:
+        index, rest = divmod(index - 1, 26)
+        out = chr(ord("a") + rest) + out
+    return out
+
+
+def _fixed(value: float, digits: int) -> str:
+    if not math.isfinite(value):
+        return "--"
+    text = f"{value:.{digits}f}"
+    return text[1:] if text.startswith("-") and float(text) == 0.0 else text
+
+
+def _json_default(value: Any) -> Any:
+    if isinstance(value, (datetime, date, time)):
+        return value.isoformat()
+    raise TypeError(f"{type(value).__name__} in a leaderboard is not JSON serialisable")
