@@ -39,7 +39,7 @@ def _collection_with_runs(s: Session, collection_id: str, run_ids: list[str], ow
                           admin: bool) -> Collection:
     """The collection, after checking that every run exists, is the caller's and belongs to it."""
     collection = s.get(Collection, collection_id)
-    if collection is None:
+    if collection is None or (collection.hidden and not admin and collection.owner_id != owner_id):
         raise ApiProblem(404, "not-found", f"no collection {collection_id}")
     for run_id in run_ids:
         run = s.get(RunRecord, run_id)

@@ -31,6 +31,9 @@ class CollectionFormSchema(ma.Schema):
     grade_scale = ma.fields.String(load_default="", validate=V.Length(max=200),
                                    metadata={"description": "e.g. '0-4' or 'L0-L4' (informative)"})
     qrels_format = ma.fields.String(load_default="auto", validate=V.OneOf(QRELS_FORMATS))
+    hidden = ma.fields.Boolean(load_default=False, metadata={
+        "description": "hide the collection from every other token (a shared task's judgments); tasks hide their"
+                       " collection anyway"})
 
 
 #: the judgments, intent weights and one optional file per side-input kind (``evaluation.side_registry``)
@@ -55,6 +58,7 @@ class CollectionSchema(ma.Schema):
     qrels = ma.fields.Dict(metadata={"description": "{filename, sha256}"})
     intent_weights = ma.fields.Dict(allow_none=True)
     side_inputs = ma.fields.Dict(metadata={"description": "side-input files by kind: {filename, sha256}"})
+    hidden = ma.fields.Boolean(metadata={"description": "seen only by its owner and admins"})
     n_topics = ma.fields.Integer()
     n_judgments = ma.fields.Integer()
     n_intents = ma.fields.Integer()

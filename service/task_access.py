@@ -66,17 +66,17 @@ def task_access(session: Session, task_id: str, token: Token | None = None) -> T
     return TaskAccess(task, "public", None)
 
 
-def organised_task(session: Session, task_id: str) -> Task:
+def organised_task(session: Session, task_id: str, token: Token | None = None) -> Task:
     """The task, if the caller organises it: 404 when they cannot see it, 403 when they can but do not."""
-    access = task_access(session, task_id)
+    access = task_access(session, task_id, token)
     if not access.organiser:
         raise ApiProblem(403, "organisers-only", f"only the organisers of task {task_id} may do this")
     return access.task
 
 
-def participating(session: Session, task_id: str) -> TaskAccess:
+def participating(session: Session, task_id: str, token: Token | None = None) -> TaskAccess:
     """The caller's access to a task they take part in (organisers pass too): 403 ``not-registered`` otherwise."""
-    access = task_access(session, task_id)
+    access = task_access(session, task_id, token)
     if access.participant is None and not access.organiser:
         raise ApiProblem(403, "not-registered", f"register for task {task_id} first:"
                          f" POST /v1/tasks/{task_id}/participants")

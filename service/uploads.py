@@ -3,7 +3,10 @@ with errors is refused with all its problems (422); what is accepted is committe
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
+
+from sqlalchemy.orm import Session
 
 from evaluation.formats import Blob, parse_intent_weights, parse_run
 from evaluation.model import Run
@@ -64,22 +67,32 @@ def create_collection(st: ServiceState, owner_id: str, form: dict[str, Any], qre
             qrels_format=form["qrels_format"], intent_weights_sha256=weights_sha,
             intent_weights_filename=intent_weights[0] if intent_weights else None,
             n_topics=len(judged.topics), n_judgments=len(judged), n_intents=len(judged.intents), warnings=warnings,
-            side_inputs=side_inputs,
+            side_inputs=side_inputs, hidden=bool(form.get("hidden", False)),
         )
         s.add(row)
     return row
 
 
-def create_run(st: ServiceState, owner_id: str, collection_id: str, filename: str, data: bytes) -> RunRecord:
+def create_run(st: ServiceState, owner_id: str, collection_id: str, filename: str, data: bytes, *,
+               admin: bool = False) -> RunRecord:
     """Validate a run file and store it against a collection."""
-    return create_runs(st, owner_id, collection_id, [(filename, data)])[0]
+    return create_runs(st, owner_id, collection_id, [(filename, data)], admin=admin)[0]
 
 
-def create_runs(st: ServiceState, owner_id: str, collection_id: str,
-                files: list[tuple[str, bytes]]) -> list[RunRecord]:
-    """Validate every run file, then store all of them in one transaction -- or none, with the problems of
-    every refused file (each problem names its file in ``source``)."""
-    checked: list[tuple[str, bytes, Run, list[dict[str, Any]]]] = []
+@dataclass(frozen=True)
+class CheckedRun:
+    """A run file that passed validation: its bytes, the parsed run and the reader's warnings."""
+
+    filename: str
+    data: bytes
+    run: Run
+    warnings: list[dict[str, Any]]
+
+
+def check_runs(files: list[tuple[str, bytes]]) -> list[CheckedRun]:
+    """Validate every run file: all pass, or a 422 with the problems of every refused file (each problem names
+    its file in ``source``)."""
+    checked: list[CheckedRun] = []
     problems: list[dict[str, Any]] = []
     refused: list[str] = []
     for filename, data in files:
@@ -90,22 +103,33 @@ def create_runs(st: ServiceState, owner_id: str, collection_id: str,
             refused.append(filename)
             problems.extend(exc.problems)
             continue
-        checked.append((filename, data, run, [p.as_dict() for p in parsed.warnings]))
+        checked.append(CheckedRun(filename, data, run, [p.as_dict() for p in parsed.warnings]))
     if refused:
         raise ApiProblem(422, "invalid-upload", f"{len(refused)} of {len(files)} run file(s) have errors"
                          f" ({', '.join(refused[:5])}); nothing was stored", problems)
-    names = [run.name for _, _, run, _ in checked]
+    names = [c.run.name for c in checked]
     clash = sorted({n for n in names if names.count(n) > 1})
     if clash:
         raise ApiProblem(422, "duplicate-run-name", f"two runs would both be named {clash[0]}; rename one file")
-    rows = []
+    return checked
+
+
+def store_run(s: Session, st: ServiceState, owner_id: str, collection_id: str, checked: CheckedRun) -> RunRecord:
+    """Add a validated run to the session (the caller commits)."""
+    row = RunRecord(id=new_id("run"), owner_id=owner_id, collection_id=collection_id, name=checked.run.name,
+                    filename=checked.filename, sha256=st.blobs.put(s, checked.data), n_topics=len(checked.run.topics),
+                    n_rows=len(checked.run), warnings=checked.warnings)
+    s.add(row)
+    return row
+
+
+def create_runs(st: ServiceState, owner_id: str, collection_id: str, files: list[tuple[str, bytes]], *,
+                admin: bool = False) -> list[RunRecord]:
+    """Validate every run file, then store all of them in one transaction -- or none. Runs for a hidden
+    collection (a task's judgments) are refused like a missing collection unless the caller owns it."""
+    checked = check_runs(files)
     with st.db.session() as s:
-        if s.get(Collection, collection_id) is None:
+        collection = s.get(Collection, collection_id)
+        if collection is None or (collection.hidden and not admin and collection.owner_id != owner_id):
             raise ApiProblem(404, "not-found", f"no collection {collection_id}")
-        for filename, data, run, warnings in checked:
-            row = RunRecord(id=new_id("run"), owner_id=owner_id, collection_id=collection_id, name=run.name,
-                            filename=filename, sha256=st.blobs.put(s, data), n_topics=len(run.topics),
-                            n_rows=len(run), warnings=warnings)
-            s.add(row)
-            rows.append(row)
-    return rows
+        return [store_run(s, st, owner_id, collection_id, c) for c in checked]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, TypeVar
 
-from sqlalchemy import Select, func, select
+from sqlalchemy import Select, func, or_, select
 from sqlalchemy.orm import Session
 
 from service.auth import current_token, sees_everything
@@ -17,9 +17,17 @@ M = TypeVar("M", bound=Base)
 def get_or_404(session: Session, model: type[M], ident: str, what: str, *, owned: bool = True) -> M:
     """The row, if it exists and the caller may see it (others' private rows are reported as missing)."""
     row = session.get(model, ident)
-    if row is None or (owned and not sees_everything() and getattr(row, "owner_id", None) != current_token().id):
+    private = owned or getattr(row, "hidden", False)  # a hidden collection is private to its owner
+    if row is None or (private and not sees_everything() and getattr(row, "owner_id", None) != current_token().id):
         raise ApiProblem(404, "not-found", f"no {what} {ident}")
     return row
+
+
+def readable_collections(query: Select[Any]) -> Select[Any]:
+    """Restrict a collection query to those the caller may read: every collection but others' hidden ones."""
+    if sees_everything():
+        return query
+    return query.where(or_(Collection.hidden.is_(False), Collection.owner_id == current_token().id))
 
 
 def visible(query: Select[Any], model: Any) -> Select[Any]:
@@ -43,7 +51,7 @@ def collection_out(c: Collection) -> dict[str, Any]:
         "qrels_format": c.qrels_format, "qrels": {"filename": c.qrels_filename, "sha256": c.qrels_sha256},
         "intent_weights": ({"filename": c.intent_weights_filename, "sha256": c.intent_weights_sha256}
                            if c.intent_weights_sha256 else None),
-        "side_inputs": c.side_inputs or {},
+        "side_inputs": c.side_inputs or {}, "hidden": c.hidden,
         "n_topics": c.n_topics, "n_judgments": c.n_judgments, "n_intents": c.n_intents, "warnings": c.warnings,
         "created_at": as_utc(c.created_at),
     }

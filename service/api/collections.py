@@ -18,7 +18,7 @@ from evaluation.measures.base import MeasureError
 from evaluation.pipeline import load_inputs
 from evaluation.problems import InputError
 from evaluation.side_registry import SIDE_KINDS
-from service.api._common import collection_out, get_or_404, page_of
+from service.api._common import collection_out, get_or_404, page_of, readable_collections
 from service.auth import current_token, require
 from service.collection_files import collection_files
 from service.idempotency import idempotent
@@ -37,9 +37,10 @@ class Collections(MethodView):
     @blp.response(200, CollectionSchema(many=True))
     @blp.paginate()
     def get(self, pagination_parameters: Any) -> Any:
-        """List collections (every token can read every collection), newest first."""
+        """List collections (every token can read every collection but others' hidden ones), newest first."""
         with state().db.session() as s:
-            rows = page_of(s, select(Collection), Collection.created_at.desc(), pagination_parameters)
+            rows = page_of(s, readable_collections(select(Collection)), Collection.created_at.desc(),
+                           pagination_parameters)
         return [collection_out(c) for c in rows]
 
     @require("submit")

@@ -10,7 +10,7 @@ from flask_smorest import Blueprint
 from sqlalchemy import select
 
 from service.api._common import get_or_404, page_of, run_out, visible
-from service.auth import current_token, require
+from service.auth import current_token, require, sees_everything
 from service.idempotency import idempotent
 from service.models import RunRecord
 from service.problems import PROBLEM_JSON, ApiProblem, ProblemSchema
@@ -52,7 +52,7 @@ class Runs(MethodView):
             filename, data = query.get("name") or "run", request.get_data()
         if not data:
             raise ApiProblem(422, "invalid-upload", f"{filename}: the run is empty; nothing was stored")
-        row = create_run(state(), current_token().id, query["collection"], filename, data)
+        row = create_run(state(), current_token().id, query["collection"], filename, data, admin=sees_everything())
         return run_out(row), 201, {"Location": f"/v1/runs/{row.id}"}
 
 
