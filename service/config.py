@@ -29,6 +29,9 @@ class Settings:
     job_time_limit_seconds: float = 6 * 3600.0
     max_attempts: int = 5
     queue: str = "evalserve"  # broker queue name: deployments sharing one Redis keep apart by name
+    webhook_max_attempts: int = 8  # a webhook delivery still failing after this many attempts is marked failed
+    webhook_backoff_seconds: float = 30.0  # the wait after a delivery's first failed attempt; doubled each time
+    webhook_timeout_seconds: float = 10.0  # one delivery attempt's connect/read/write timeout
     extra: dict[str, str] = field(default_factory=dict)
 
     @property
@@ -41,7 +44,8 @@ class Settings:
         data dir), ``REDIS_URL`` (default: an embedded SQLite broker in the data dir), ``EVALSERVE_BLOB_DIR``,
         ``EVALSERVE_MAX_UPLOAD_MB``, ``EVALSERVE_LEASE_SECONDS``, ``EVALSERVE_REQUEUE_AFTER_SECONDS``,
         ``EVALSERVE_SWEEP_SECONDS``, ``EVALSERVE_JOB_TIME_LIMIT_SECONDS``, ``EVALSERVE_MAX_ATTEMPTS``,
-        ``EVALSERVE_QUEUE``."""
+        ``EVALSERVE_QUEUE``, ``EVALSERVE_WEBHOOK_MAX_ATTEMPTS`` (default 8), ``EVALSERVE_WEBHOOK_BACKOFF_SECONDS``
+        (default 30), ``EVALSERVE_WEBHOOK_TIMEOUT_SECONDS`` (default 10)."""
         env = dict(os.environ if environ is None else environ)
         data_dir = Path(env.get("EVALSERVE_DATA_DIR") or default_data_dir()).expanduser()
         database_url = _normalise_database_url(env.get("DATABASE_URL") or f"sqlite:///{data_dir / 'evalserve.db'}")
@@ -59,6 +63,9 @@ class Settings:
             job_time_limit_seconds=float(env.get("EVALSERVE_JOB_TIME_LIMIT_SECONDS", str(6 * 3600))),
             max_attempts=int(env.get("EVALSERVE_MAX_ATTEMPTS", "5")),
             queue=env.get("EVALSERVE_QUEUE", "evalserve"),
+            webhook_max_attempts=int(env.get("EVALSERVE_WEBHOOK_MAX_ATTEMPTS", "8")),
+            webhook_backoff_seconds=float(env.get("EVALSERVE_WEBHOOK_BACKOFF_SECONDS", "30")),
+            webhook_timeout_seconds=float(env.get("EVALSERVE_WEBHOOK_TIMEOUT_SECONDS", "10")),
         )
 
 

@@ -11,8 +11,9 @@ from celery import Celery
 
 from service.config import Settings
 
-#: the one task name the API publishes; the API does not import the task code
+#: the task names the API publishes; the API does not import the task code
 EVALUATE_TASK = "evalserve.evaluate"
+DELIVER_WEBHOOK_TASK = "evalserve.deliver_webhook"
 
 
 def make_celery(settings: Settings) -> Celery:

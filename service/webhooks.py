@@ -1,0 +1,301 @@
+"""Task webhooks: HMAC-signed event deliveries, stored before they are sent, retried with exponential backoff, every
+attempt logged on the delivery. No Flask here: the API and the workers share it.
+
+A delivery's life: ``record_event`` adds it (pending, due now) in the caller's transaction; after the commit
+``publish_deliveries`` sends a wake-up message; a worker's ``deliver`` claims one attempt with a conditional
+UPDATE (two workers never send the same attempt), POSTs it, and records ``delivered``, the next attempt's time,
+or ``failed``. Messages lost by the broker or a crashed worker are found again by the sweeper (``due_deliveries``):
+the database, not the broker, is the source of truth.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+import logging
+import random
+import time
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any
+
+import httpx
+from celery import Celery
+from sqlalchemy import and_, or_, select, update
+from sqlalchemy.orm import Session
+
+from evaluation.report import engine_version
+from service.config import Settings
+from service.db import Database
+from service.models import WEBHOOK_EVENTS, Webhook, WebhookDelivery, as_utc, new_id, utcnow
+from workers.celery_app import DELIVER_WEBHOOK_TASK
+
+log = logging.getLogger(__name__)
+
+#: the test event of ``POST .../ping``: sent to one webhook, whatever it subscribed to
+PING_EVENT = "ping"
+SIGNATURE_VERSION = "v1"
+#: a signature whose timestamp is further than this from the receiver's clock is refused (replays)
+SIGNATURE_TOLERANCE_SECONDS = 300.0
+MAX_BACKOFF_SECONDS = 3600.0
+JITTER = 0.1  # up to 10% added to each wait, so deliveries that failed together do not retry together
+OUTCOMES = ("delivered", "retry", "failed", "skipped")
+
+
+# --- signatures ----------------------------------------------------------------------------------------------------
+
+
+def sign(secret: str, body: bytes, timestamp: int) -> str:
+    """The ``X-Evalserve-Signature`` value: ``t=<unix seconds>,v1=<hex HMAC-SHA256(secret, "<t>." + body)>``."""
+    digest = hmac.new(secret.encode(), f"{timestamp}.".encode() + body, hashlib.sha256).hexdigest()
+    return f"t={timestamp},{SIGNATURE_VERSION}={digest}"
+
+
+def verify_signature(secret: str, body: bytes, header: str, *, now: float | None = None,
+                     tolerance: float = SIGNATURE_TOLERANCE_SECONDS) -> bool:
+    """Does ``header`` sign ``body`` with ``secret``, at a time within ``tolerance`` seconds of ``now``? The
+    digest is compared in constant time; any ``v1`` value may match (several during a secret rotation)."""
+    timestamp: int | None = None
+    candidates: list[str] = []
+    for part in header.split(","):
+        key, sep, value = part.strip().partition("=")
+        if not sep:
+            return False
+        if key == "t":
+            try:
+                timestamp = int(value)
+            except ValueError:
+                return False
+        elif key == SIGNATURE_VERSION:
+            candidates.append(value)
+    if timestamp is None or not candidates:
+        return False
+    if abs((time.time() if now is None else now) - timestamp) > tolerance:
+        return False
+    expected = sign(secret, body, timestamp).rpartition("=")[2]
+    return any(hmac.compare_digest(expected.encode(), c.encode()) for c in candidates)
+
+
+# --- recording and publishing --------------------------------------------------------------------------------------
+
+
+def record_event(session: Session, task_id: str, event: str, payload: dict[str, Any]) -> list[str]:
+    """Add a pending delivery of ``event`` for every active webhook of the task subscribed to it; returns their
+    ids. The caller commits (the deliveries are durable before anything is sent), then ``publish_deliveries``."""
+    if event not in WEBHOOK_EVENTS:
+        raise ValueError(f"unknown webhook event {event!r}; one of {', '.join(WEBHOOK_EVENTS)}")
+    data = _json_copy(payload)
+    hooks = session.execute(select(Webhook).where(Webhook.task_id == task_id, Webhook.active.is_(True))
+                            .order_by(Webhook.created_at, Webhook.id)).scalars()
+    now = utcnow()
+    return [_add_delivery(session, hook.id, event, data, now) for hook in hooks if event in hook.events]
+
+
+def record_ping(session: Session, webhook: Webhook) -> str:
+    """Add a pending ``ping`` delivery for one webhook (an organiser testing their receiver); the caller commits."""
+    data = {"webhook": webhook.id, "url": webhook.url, "events": list(webhook.events),
+            "message": "a test delivery from evalserve: verify its signature with your webhook's secret"}
+    return _add_delivery(session, webhook.id, PING_EVENT, data, utcnow())
+
+
+def publish_deliveries(celery_app: Celery, ids: list[str], *, countdown: float | None = None) -> None:
+    """Send a wake-up message per delivery (after ``countdown`` seconds). A broker failure is logged, not raised:
+    the deliveries are in the database and the sweeper publishes them again."""
+    queue = celery_app.conf.evalserve_settings.queue
+    for delivery_id in ids:
+        try:
+            celery_app.send_task(DELIVER_WEBHOOK_TASK, args=[delivery_id], queue=queue, countdown=countdown,
+                                 retry=True, retry_policy={"max_retries": 2, "interval_start": 0.2,
+                                                           "interval_step": 0.5})
+        except Exception as exc:  # broker down: the sweeper will publish the delivery later
+            log.warning("could not publish webhook delivery %s (%s); it stays pending in the database",
+                        delivery_id, exc)
+
+
+def due_deliveries(db: Database, limit: int = 100, *, overdue_seconds: float = 0.0) -> list[str]:
+    """Pending deliveries due more than ``overdue_seconds`` ago (their message was lost, or their worker died
+    mid-attempt), oldest first. Each one returned has its ``next_attempt_at`` moved to now, so that other
+    sweepers leave it alone for ``overdue_seconds``: the caller must publish them."""
+    now = utcnow()
+    before = now - timedelta(seconds=overdue_seconds)
+    overdue = and_(WebhookDelivery.state == "pending",
+                   or_(WebhookDelivery.next_attempt_at.is_(None), WebhookDelivery.next_attempt_at <= before))
+    ids: list[str] = []
+    with db.session() as s:
+        found = s.execute(select(WebhookDelivery.id).where(overdue)
+                          .order_by(WebhookDelivery.next_attempt_at).limit(limit)).scalars().all()
+        for delivery_id in found:
+            bumped = s.execute(_update().where(WebhookDelivery.id == delivery_id, overdue)
+                               .values(next_attempt_at=now))
+            if _changed(bumped) == 1:
+                ids.append(delivery_id)
+    return ids
+
+
+def seconds_until_due(db: Database, delivery_id: str) -> float | None:
+    """How long until a pending delivery's next attempt (0 if due); None unless it is pending."""
+    with db.session() as s:
+        row = s.execute(select(WebhookDelivery.state, WebhookDelivery.next_attempt_at)
+                        .where(WebhookDelivery.id == delivery_id)).one_or_none()
+    if row is None or row.state != "pending":
+        return None
+    due = as_utc(row.next_attempt_at)
+    return 0.0 if due is None else max(0.0, (due - utcnow()).total_seconds())
+
+
+# --- delivering ----------------------------------------------------------------------------------------------------
+
+
+def backoff_seconds(attempt: int, base: float) -> float:
+    """The wait after failed attempt ``attempt`` (1-based): ``base * 2**(attempt-1)`` plus up to 10% jitter,
+    at most an hour."""
+    return min(base * 2.0 ** min(attempt - 1, 40) * (1 + JITTER * random.random()), MAX_BACKOFF_SECONDS)
+
+
+@dataclass(frozen=True)
+class _Attempt:
+    """What one claimed attempt sends: everything read in the claiming transaction."""
+
+    delivery_id: str
+    number: int
+    url: str
+    secret: str
+    event: str
+    body: bytes
+    log: list[Any]
+
+
+def deliver(db: Database, delivery_id: str, settings: Settings) -> str:
+    """Make one attempt at a delivery, if it is pending and due: ``delivered`` (a 2xx answer), ``retry`` (next
+    attempt scheduled), ``failed`` (out of attempts, or its webhook was deleted) or ``skipped`` (not due, already
+    final, or another worker holds the attempt). Idempotent: a repeated message changes nothing."""
+    attempt, outcome = _claim(db, delivery_id, settings)
+    if attempt is None:
+        return outcome
+    started, at = time.monotonic(), utcnow()
+    status, error = _post(attempt, settings.webhook_timeout_seconds)
+    entry = {"attempt": attempt.number, "at": at.isoformat(), "status": status, "error": error,
+             "duration_ms": round((time.monotonic() - started) * 1000, 1)}
+    now = utcnow()
+    values: dict[str, Any] = {"log": [*attempt.log, entry], "last_status": status, "last_error": error}
+    if error is None:
+        outcome = "delivered"
+        values.update(state="delivered", delivered_at=now, next_attempt_at=None)
+    elif attempt.number >= settings.webhook_max_attempts:
+        outcome = "failed"
+        values.update(state="failed", next_attempt_at=None)
+    else:
+        outcome = "retry"
+        wait = backoff_seconds(attempt.number, settings.webhook_backoff_seconds)
+        values.update(next_attempt_at=now + timedelta(seconds=wait))
+    with db.session() as s:
+        done = s.execute(_update().where(WebhookDelivery.id == delivery_id, WebhookDelivery.state == "pending",
+                                         WebhookDelivery.attempts == attempt.number).values(**values))
+    if _changed(done) != 1:  # our attempt outlived its hold and another worker took over: its record stands
+        return "skipped"
+    log.info("webhook delivery %s attempt %d: %s (%s)", delivery_id, attempt.number, outcome, error or status)
+    return outcome
+
+
+def attempt_hold_seconds(settings: Settings) -> float:
+    """How long a claimed attempt keeps its delivery from being claimed again; after that its worker is presumed
+    dead and the sweeper republishes the delivery."""
+    return 3 * settings.webhook_timeout_seconds + 30.0
+
+
+def _claim(db: Database, delivery_id: str, settings: Settings) -> tuple[_Attempt | None, str]:
+    """Take the next attempt of a pending, due delivery (``attempts`` bumped where it still has the value seen,
+    ``next_attempt_at`` pushed past the attempt's hold), or settle it as failed; (None, outcome) otherwise."""
+    now = utcnow()
+    with db.session() as s:
+        row = s.get(WebhookDelivery, delivery_id)
+        if row is None or row.state != "pending" or not _is_due(row.next_attempt_at, now):
+            return None, "skipped"
+        seen = row.attempts
+        due = or_(WebhookDelivery.next_attempt_at.is_(None), WebhookDelivery.next_attempt_at <= now)
+        mine = and_(WebhookDelivery.id == delivery_id, WebhookDelivery.state == "pending",
+                    WebhookDelivery.attempts == seen, due)
+        hook = s.get(Webhook, row.webhook_id)
+        giving_up = None
+        if hook is None or not hook.active:
+            giving_up = "the webhook was deleted; not sent"
+        elif seen >= settings.webhook_max_attempts:
+            giving_up = f"gave up after {seen} attempts (the last one's worker stopped before it finished)"
+        if giving_up is not None:
+            settled = s.execute(_update().where(mine).values(state="failed", next_attempt_at=None,
+                                                             last_error=giving_up))
+            return None, "failed" if _changed(settled) == 1 else "skipped"
+        hold = now + timedelta(seconds=attempt_hold_seconds(settings))
+        claimed = s.execute(_update().where(mine).values(attempts=seen + 1, next_attempt_at=hold))
+        if _changed(claimed) != 1:
+            return None, "skipped"
+        # read again inside the claiming transaction: the log as it is now, not as first seen
+        fresh = s.execute(select(WebhookDelivery.event, WebhookDelivery.payload, WebhookDelivery.log,
+                                 WebhookDelivery.created_at).where(WebhookDelivery.id == delivery_id)).one()
+        assert hook is not None
+        body = delivery_body(delivery_id, fresh.event, hook.task_id, as_utc(fresh.created_at) or now, fresh.payload)
+        return _Attempt(delivery_id, seen + 1, hook.url, hook.secret, fresh.event, body, list(fresh.log or [])), ""
+
+
+def delivery_body(delivery_id: str, event: str, task_id: str, created_at: datetime, data: dict[str, Any]) -> bytes:
+    """The exact bytes POSTed and signed: compact JSON ``{id, event, task, created_at, data}``."""
+    document = {"id": delivery_id, "event": event, "task": task_id, "created_at": created_at.isoformat(),
+                "data": data}
+    return json.dumps(document, separators=(",", ":")).encode()
+
+
+def user_agent() -> str:
+    return f"evalserve-webhooks/{engine_version()}"
+
+
+def _post(attempt: _Attempt, timeout: float) -> tuple[int | None, str | None]:
+    """POST the signed body once, redirects not followed; (status, None) for a 2xx answer, else (status or None,
+    error). The answer's body is never read: it could be large, and showing it would leak internal services."""
+    headers = {
+        "Content-Type": "application/json",
+        "User-Agent": user_agent(),
+        "X-Evalserve-Event": attempt.event,
+        "X-Evalserve-Delivery": attempt.delivery_id,
+        "X-Evalserve-Signature": sign(attempt.secret, attempt.body, int(time.time())),
+    }
+    try:
+        with httpx.Client(timeout=timeout, follow_redirects=False) as client, \
+                client.stream("POST", attempt.url, content=attempt.body, headers=headers) as response:
+            status = response.status_code
+    except httpx.TimeoutException as exc:
+        return None, f"timed out after {timeout:g} s ({type(exc).__name__})"
+    except Exception as exc:  # refused, unresolvable, TLS, a URL httpx rejects: the receiver's problem, retried
+        return None, f"{type(exc).__name__}: {exc}"[:1000]
+    if 200 <= status < 300:
+        return status, None
+    if 300 <= status < 400:
+        return status, f"HTTP {status}: redirects are not followed; use the final URL"
+    return status, f"HTTP {status}"
+
+
+def _add_delivery(session: Session, webhook_id: str, event: str, data: dict[str, Any], now: datetime) -> str:
+    row = WebhookDelivery(id=new_id("dlv"), webhook_id=webhook_id, event=event, payload=data, state="pending",
+                          attempts=0, next_attempt_at=now, log=[], created_at=now)
+    session.add(row)
+    return row.id
+
+
+def _json_copy(payload: dict[str, Any]) -> dict[str, Any]:
+    """A detached copy, and a TypeError now (not at commit) for a payload JSON cannot hold."""
+    copied: dict[str, Any] = json.loads(json.dumps(payload))
+    return copied
+
+
+def _is_due(next_attempt_at: datetime | None, now: datetime) -> bool:
+    due = as_utc(next_attempt_at)
+    return due is None or due <= now
+
+
+def _update() -> Any:
+    """UPDATE webhook_deliveries without synchronising loaded objects (the WHERE clause is the database's)."""
+    return update(WebhookDelivery).execution_options(synchronize_session=False)
+
+
+def _changed(result: Any) -> int:
+    return int(result.rowcount)
