@@ -1,6 +1,7 @@
 """The sweeper: repairs what a crash or a broker restart lost. Each worker runs it in a background thread;
 every few seconds it republishes jobs whose message may be gone (queued too long, or running under an expired
-lease because their worker died). Duplicated messages are harmless: claiming a job is atomic."""
+lease because their worker died), and webhook deliveries overdue for their next attempt. Duplicated messages are
+harmless: claiming a job or a delivery attempt is atomic."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from typing import Any
 from celery import Celery
 from celery.signals import worker_ready, worker_shutdown
 
-from service import jobs
+from service import jobs, webhooks
 from service.db import Database
 from service.queue import JobQueue
 
@@ -28,11 +29,27 @@ def sweep_once(db: Database, queue: JobQueue, requeue_after_seconds: float) -> l
     return ids
 
 
+def delivery_grace_seconds(sweep_every_seconds: float) -> float:
+    """How overdue a pending webhook delivery must be before the sweeper republishes it: its own message gets
+    this long to arrive first (at least 5 s, and two sweeps)."""
+    return max(5.0, 2 * sweep_every_seconds)
+
+
+def sweep_deliveries(db: Database, app: Celery, overdue_seconds: float) -> list[str]:
+    """Republish every webhook delivery overdue by more than ``overdue_seconds``; returns their ids."""
+    ids = webhooks.due_deliveries(db, overdue_seconds=overdue_seconds)
+    webhooks.publish_deliveries(app, ids)
+    if ids:
+        log.info("sweeper republished %d webhook delivery(ies): %s", len(ids), ", ".join(ids[:5]))
+    return ids
+
+
 class Sweeper(threading.Thread):
     def __init__(self, app: Celery) -> None:
         super().__init__(name="evalserve-sweeper", daemon=True)
         self.settings = app.conf.evalserve_settings
         self.db = Database(self.settings.database_url)
+        self.app = app
         self.queue = JobQueue(app, self.db)
         self.halt = threading.Event()
 
@@ -42,6 +59,10 @@ class Sweeper(threading.Thread):
                 sweep_once(self.db, self.queue, self.settings.requeue_after_seconds)
             except Exception as exc:  # the database or broker is down: try again later
                 log.warning("sweep failed: %s", exc)
+            try:
+                sweep_deliveries(self.db, self.app, delivery_grace_seconds(self.settings.sweep_every_seconds))
+            except Exception as exc:
+                log.warning("webhook sweep failed: %s", exc)
             self.halt.wait(self.settings.sweep_every_seconds)
 
 

@@ -1,5 +1,6 @@
-"""Celery tasks: thin wrappers that hand a job id to ``workers.runner``. Idempotent (a job already finished or
-held by another worker is skipped), acknowledged late, retried with backoff when the database is unavailable."""
+"""Celery tasks: thin wrappers that hand a job id to ``workers.runner`` or a webhook delivery id to
+``service.webhooks.deliver``. Idempotent (a job or delivery attempt already finished or held by another worker is
+skipped), acknowledged late, retried with backoff when the database is unavailable."""
 
 from __future__ import annotations
 
@@ -8,7 +9,8 @@ from typing import Any
 from celery.exceptions import SoftTimeLimitExceeded
 from sqlalchemy.exc import OperationalError
 
-from workers.celery_app import EVALUATE_TASK, app
+from service import webhooks
+from workers.celery_app import DELIVER_WEBHOOK_TASK, EVALUATE_TASK, app
 from workers.context import context_for
 from workers.recovery import install as install_sweeper
 from workers.runner import run_job
@@ -19,6 +21,19 @@ from workers.runner import run_job
 def evaluate(self: Any, job_id: str) -> str:
     """Run evaluation job ``job_id`` (the job's row holds everything else)."""
     return run_job(context_for(self.app), job_id, (SoftTimeLimitExceeded,))
+
+
+@app.task(name=DELIVER_WEBHOOK_TASK, bind=True, acks_late=True, reject_on_worker_lost=True,
+          autoretry_for=(OperationalError,), retry_backoff=True, retry_backoff_max=60, max_retries=10)
+def deliver_webhook(self: Any, delivery_id: str) -> str:
+    """Make one attempt at webhook delivery ``delivery_id``; after a failed one, publish the next for its time."""
+    ctx = context_for(self.app)
+    outcome = webhooks.deliver(ctx.db, delivery_id, ctx.settings)
+    if outcome == "retry":
+        wait = webhooks.seconds_until_due(ctx.db, delivery_id)
+        if wait is not None:
+            webhooks.publish_deliveries(self.app, [delivery_id], countdown=wait)
+    return outcome
 
 
 install_sweeper(app)
