@@ -18,6 +18,7 @@ class WorkerContext:
     settings: Settings
     db: Database
     blobs: BlobStore
+    celery: Celery | None = None  # publishes follow-up messages (webhook deliveries); None in plain tests
     pid: int = field(default_factory=os.getpid)
 
 
@@ -26,6 +27,6 @@ def context_for(app: Celery) -> WorkerContext:
     ctx: WorkerContext | None = getattr(app, "_evalserve_context", None)
     if ctx is None or ctx.pid != os.getpid():
         settings: Settings = app.conf.evalserve_settings
-        ctx = WorkerContext(settings, Database(settings.database_url), BlobStore(settings.blob_dir))
+        ctx = WorkerContext(settings, Database(settings.database_url), BlobStore(settings.blob_dir), app)
         app._evalserve_context = ctx
     return ctx

@@ -23,6 +23,8 @@ from evaluation.report import Report
 from service import jobs
 from service.collection_files import collection_files
 from service.models import Collection, Job, RunRecord
+from service.task_events import announce_job
+from service.webhooks import publish_deliveries
 from workers.context import WorkerContext
 
 log = logging.getLogger(__name__)
@@ -89,8 +91,27 @@ class Lease:
 
 
 def run_job(ctx: WorkerContext, job_id: str, time_limit_errors: tuple[type[BaseException], ...] = ()) -> str:
-    """Run the job if this worker can claim it; returns what happened (for logs and tests).
-    ``time_limit_errors``: the exceptions the task runner raises when a job overruns its time limit."""
+    """Run the job if this worker can claim it, then announce a task submission's outcome; returns what happened
+    (for logs and tests). ``time_limit_errors``: the exceptions the task runner raises when a job overruns its
+    time limit."""
+    outcome = _run_claimed(ctx, job_id, time_limit_errors)
+    if outcome in ("succeeded", "failed"):
+        announce(ctx, job_id)
+    return outcome
+
+
+def announce(ctx: WorkerContext, job_id: str) -> None:
+    """Record and send the webhook events of a finished submission evaluation; never fails the job."""
+    try:
+        ids = announce_job(ctx.db, ctx.blobs, job_id)
+    except Exception:
+        log.exception("could not record the events of job %s", job_id)
+        return
+    if ids and ctx.celery is not None:
+        publish_deliveries(ctx.celery, ids)
+
+
+def _run_claimed(ctx: WorkerContext, job_id: str, time_limit_errors: tuple[type[BaseException], ...]) -> str:
     settings = ctx.settings
     claim = jobs.claim(ctx.db, job_id, worker_name(), settings.lease_seconds, settings.max_attempts)
     if claim is None:

@@ -1,0 +1,123 @@
+"""A task's leaderboard as a document: which submissions it shows (each participant's chosen or latest evaluated
+submission of a phase, plus the latest baseline), their stored results ranked by the engine
+(``evaluation.leaderboard``) with significance marks, and how many are still being evaluated. Flask-free: the API
+serves it, the workers announce it in webhooks."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from evaluation.leaderboard import Entry, Leaderboard, SignificanceSettings, rank_entries
+from service.blobs import BlobStore
+from service.models import Job, Participant, Phase, RunRecord, Submission, SubmissionEvaluation, Task, as_utc, utcnow
+from service.problems import ApiProblem
+from service.tasks import current_phase, task_phases
+
+#: which submissions a leaderboard shows: each participant's chosen or latest one, or every evaluated one
+SELECTIONS = ("latest", "all")
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """A submission of the phase with its evaluation at the leaderboard's judgments version."""
+
+    submission: Submission
+    participant: Participant
+    run: RunRecord
+    job: Job
+
+
+def phase_named(s: Session, task: Task, name: str | None, at: datetime) -> Phase | None:
+    phases = task_phases(s, task.id)
+    if name is None:
+        return current_phase(phases, at)
+    found = next((p for p in phases if p.name == name), None)
+    if found is None:
+        raise ApiProblem(404, "not-found", f"task {task.id} has no phase {name!r}")
+    return found
+
+
+def candidates(s: Session, task: Task, phase: Phase, version: int) -> list[Candidate]:
+    """Every submission of the phase evaluated (or being evaluated) at ``version``, oldest first."""
+    rows = s.execute(
+        select(Submission, Participant, RunRecord, Job)
+        .join(Participant, Participant.id == Submission.participant_id)
+        .join(SubmissionEvaluation, SubmissionEvaluation.submission_id == Submission.id)
+        .join(RunRecord, RunRecord.id == SubmissionEvaluation.run_id)
+        .join(Job, Job.id == SubmissionEvaluation.job_id)
+        .where(Submission.task_id == task.id, Submission.phase_id == phase.id, SubmissionEvaluation.version == version)
+        .order_by(Submission.submitted_at, Submission.id)
+    ).all()
+    return [Candidate(*row) for row in rows]
+
+
+def shown(cands: list[Candidate], selection: str) -> list[Candidate]:
+    """The evaluated submissions a leaderboard ranks: per participant the chosen one (if evaluated) or else the
+    latest, or all of them; the latest baseline is always shown and is the reference for differences."""
+    done = [c for c in cands if c.job.state == "succeeded" and c.job.result_sha256]
+    baselines = [c for c in done if c.submission.baseline]
+    others = [c for c in done if not c.submission.baseline]
+    if selection == "all":
+        picked = others
+    else:
+        by_participant: dict[str, Candidate] = {}
+        for c in others:  # oldest first: the latest wins unless one is chosen
+            current = by_participant.get(c.participant.id)
+            if current is None or not current.submission.selected or c.submission.selected:
+                by_participant[c.participant.id] = c
+        picked = list(by_participant.values())
+    return picked + baselines[-1:]
+
+
+def _entry(c: Candidate, document: dict[str, Any], selection: str, baseline: bool) -> Entry:
+    label = c.participant.team if selection == "latest" else f"{c.participant.team} ({c.run.name})"
+    extra = {"submission": c.submission.id, "participant": c.participant.id, "team": c.participant.team,
+             "run": c.run.name, "description": c.submission.description,
+             "submitted_at": as_utc(c.submission.submitted_at).isoformat()}
+    return Entry(key=c.submission.id, label=label, document=document, baseline=baseline, extra=extra)
+
+
+@dataclass(frozen=True)
+class TaskLeaderboard:
+    """The engine's ranking and the JSON document served for it (the ranking plus the task's context)."""
+
+    ranked: Leaderboard
+    document: dict[str, Any]
+
+
+def task_leaderboard(s: Session, blobs: BlobStore, task: Task, *, phase_name: str | None = None,
+                     version: int | None = None, selection: str = "latest",
+                     at: datetime | None = None) -> TaskLeaderboard:
+    """The leaderboard of a task's phase (default: the open or last phase) at a judgments version (default: the
+    current one)."""
+    at = at or utcnow()
+    version = task.version if version is None else version
+    if not 1 <= version <= task.version:
+        raise ApiProblem(404, "not-found", f"task {task.id} has judgments versions 1 to {task.version}")
+    phase = phase_named(s, task, phase_name, at)
+    cands = candidates(s, task, phase, version) if phase is not None else []
+    picked = shown(cands, selection)
+    entries = []
+    for c in picked:
+        assert c.job.result_sha256 is not None
+        document = json.loads(blobs.get(s, c.job.result_sha256))
+        entries.append(_entry(c, document, selection, c.submission.baseline))
+    board = rank_entries(entries, list(task.measures), task.primary_measure, order=task.sort_order,
+                         significance=SignificanceSettings(**{k: v for k, v in task.significance.items()}))
+    pending = sum(c.job.state in ("queued", "running") for c in cands)
+    return TaskLeaderboard(board, {
+        "task": {"id": task.id, "name": task.name, "description": task.description},
+        "phase": None if phase is None else {"name": phase.name, "opens_at": as_utc(phase.opens_at).isoformat(),
+                                             "closes_at": as_utc(phase.closes_at).isoformat()},
+        "version": version,
+        "generated_at": at.isoformat(),
+        "selection": selection,
+        **board.as_dict(),
+        "pending": pending,
+    })

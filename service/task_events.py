@@ -1,0 +1,56 @@
+"""What a finished submission evaluation announces: ``submission.evaluated`` (its state and scores) and, when it
+changed the current leaderboard, ``leaderboard.changed`` (the new top rows). Deliveries are recorded in the same
+transaction that reads the outcome, so they are durable before anything is sent (``service.webhooks``)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from service.blobs import BlobStore
+from service.db import Database
+from service.leaderboards import task_leaderboard
+from service.models import Job, Participant, Phase, Submission, Task, as_utc
+from service.webhooks import record_event
+
+#: rows of the leaderboard carried by a ``leaderboard.changed`` event (the whole board is one GET away)
+TOP_ROWS = 10
+
+
+def announce_job(db: Database, blobs: BlobStore, job_id: str) -> list[str]:
+    """Record the events of a finished job that evaluated a task submission; returns the deliveries to send."""
+    with db.session() as s:
+        job = s.get(Job, job_id)
+        if job is None or "submission" not in job.request or job.state not in ("succeeded", "failed"):
+            return []
+        task = s.get(Task, job.request["task"])
+        sub = s.get(Submission, job.request["submission"])
+        if task is None or sub is None:
+            return []
+        participant = s.get(Participant, sub.participant_id)
+        phase = s.get(Phase, sub.phase_id)
+        assert participant is not None and phase is not None
+        scores = None
+        if job.state == "succeeded" and job.result_sha256:
+            document = json.loads(blobs.get(s, job.result_sha256))
+            scores = {m: item["mean"] for m, item in next(iter(document["runs"].values())).items()}
+        version = int(job.request.get("version", task.version))
+        payload: dict[str, Any] = {
+            "submission": sub.id, "team": participant.team, "phase": phase.name, "version": version,
+            "state": job.state, "scores": scores, "error": job.error,
+            "links": {"submission": f"/v1/tasks/{task.id}/submissions/{sub.id}",
+                      "leaderboard": f"/v1/tasks/{task.id}/leaderboard"},
+        }
+        ids = record_event(s, task.id, "submission.evaluated", payload)
+        if job.state == "succeeded" and version == task.version:
+            board = task_leaderboard(s, blobs, task, phase_name=phase.name).document
+            if any(row["key"] == sub.id for row in board["rows"]):
+                top = [{"rank": r["rank"], "team": r["extra"]["team"], "submission": r["key"],
+                        "score": r["scores"][board["primary"]], "baseline": r["baseline"]}
+                       for r in board["rows"][:TOP_ROWS]]
+                ids += record_event(s, task.id, "leaderboard.changed", {
+                    "phase": phase.name, "version": version, "primary": board["primary"], "order": board["order"],
+                    "entries": len(board["rows"]), "top": top, "cause": sub.id,
+                    "generated_at": board["generated_at"], "closes_at": as_utc(phase.closes_at).isoformat(),
+                    "links": {"leaderboard": f"/v1/tasks/{task.id}/leaderboard?phase={phase.name}"}})
+        return ids
