@@ -1,5 +1,5 @@
 """HTTP resources, one blueprint per resource, all under ``/v1`` except health and the OpenAPI document."""
 
-from service.api import collections, evaluations, health, jobs, measures, runs
+from service.api import collections, evaluations, health, jobs, measures, runs, tasks, webhooks
 
-BLUEPRINTS = (health.blp, measures.blp, collections.blp, runs.blp, evaluations.blp, jobs.blp)
+BLUEPRINTS = (health.blp, measures.blp, collections.blp, runs.blp, evaluations.blp, jobs.blp, tasks.blp, webhooks.blp)
