@@ -11,11 +11,20 @@ answers each request in its own thread, and the API or worker processes under te
 
 from __future__ import annotations
 
+import sys
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import TracebackType
 from typing import Any
+
+
+class _QuietServer(ThreadingHTTPServer):
+    """No traceback on stderr when a client drops its connection (a sender that timed out, or closed early)."""
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        if not isinstance(sys.exc_info()[1], ConnectionError):
+            super().handle_error(request, client_address)
 
 
 class Receiver:
@@ -30,7 +39,7 @@ class Receiver:
         #: (headers with lower-case names, body) of every POST, in arrival order
         self.requests: list[tuple[dict[str, str], bytes]] = []
         self._changed = threading.Condition()
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
+        self._server = _QuietServer(("127.0.0.1", 0), self._handler())
         self._server.daemon_threads = True
         self._thread = threading.Thread(target=self._server.serve_forever, name="webhook-receiver", daemon=True)
 
@@ -92,6 +101,8 @@ class Receiver:
                 self.send_response(status)
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(len(reply)))
+                self.send_header("Connection", "close")
+                self.close_connection = True
                 self.end_headers()
                 self.wfile.write(reply)
 
