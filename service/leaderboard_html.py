@@ -17,21 +17,12 @@ from typing import Any
 
 from jinja2 import Environment, PackageLoader, StrictUndefined
 
+from evaluation.leaderboard.render import CORRECTION_NAMES, TEST_NAMES, row_letter
+
 #: how a missing (null / NaN) number is shown
 MISSING = "–"
 MINUS = "−"
 
-TEST_NAMES = {
-    "t": "paired t-test",
-    "randomisation": "Fisher randomisation test",
-    "bootstrap": "paired bootstrap test",
-    "tukey": "randomised Tukey HSD test",
-}
-CORRECTION_NAMES = {
-    "holm": "Holm correction",
-    "bonferroni": "Bonferroni correction",
-    "bh": "Benjamini–Hochberg correction",
-}
 STOCHASTIC_TESTS = frozenset({"randomisation", "bootstrap", "tukey"})
 
 
@@ -113,7 +104,7 @@ def _context(document: Mapping[str, Any]) -> dict[str, Any]:
     pending = _integer(document.get("pending"))
 
     legend = _legend(significance) if significance is not None and len(rows) >= 2 else None
-    letters = {str(r.get("key")): _letter(i) for i, r in enumerate(rows)} if legend else {}
+    letters = {str(r.get("key")): row_letter(i) for i, r in enumerate(rows)} if legend else {}
     views = [_row_view(r, measures, primary, letters) for r in rows]
     name = str(task.get("name") or task.get("id") or "Shared task")
     n_topics = len(topics) if isinstance(topics, Sequence) else 0
@@ -198,16 +189,6 @@ def _legend(significance: Mapping[str, Any]) -> str:
     if isinstance(alpha, (int, float)) and not isinstance(alpha, bool):
         parts.append(f"α = {alpha:g}")
     return "a superscript letter marks a significant improvement over that row: " + ", ".join(parts)
-
-
-def _letter(index: int) -> str:
-    """Row letters a, b, …, z, aa, ab, … (bijective base 26)."""
-    out = ""
-    index += 1
-    while index:
-        index, remainder = divmod(index - 1, 26)
-        out = chr(ord("a") + remainder) + out
-    return out
 
 
 def _finite(value: Any) -> float | None:

@@ -24,16 +24,17 @@ _LATEX_SPECIAL = {
     "^": r"\textasciicircum{}",
     "\\": r"\textbackslash{}",
 }
-_TEST_NAMES = {
+#: how the tests and corrections are named in notes and legends
+TEST_NAMES = {
     "t": "paired t-test",
-    "randomisation": "paired randomisation test",
+    "randomisation": "Fisher randomisation test",
     "bootstrap": "paired bootstrap test",
     "tukey": "randomised Tukey HSD test",
 }
-_CORRECTION_NAMES = {
+CORRECTION_NAMES = {
     "holm": "Holm correction",
     "bonferroni": "Bonferroni correction",
-    "bh": "Benjamini-Hochberg correction",
+    "bh": "Benjamini–Hochberg correction",
 }
 
 
@@ -66,7 +67,7 @@ def to_csv(board: Leaderboard) -> str:
 def to_latex(board: Leaderboard, *, digits: int = 4, caption: str | None = None) -> str:
     """A booktabs ``table``: rank, row letter, system, one column per measure (primary in bold) and the distance
     to the leader; a primary score carries the letters of the rows it is significantly better than."""
-    letter = {r.key: _letter(i) for i, r in enumerate(board.rows)}
+    letter = {r.key: row_letter(i) for i, r in enumerate(board.rows)}
     header = ["Rank", "", "System"]
     header += [rf"\textbf{{{latex_escape(m)}}}" if m == board.primary else latex_escape(m) for m in board.measures]
     header.append(r"$\Delta$ best")
@@ -104,17 +105,17 @@ def latex_escape(text: str) -> str:
 
 def _significance_note(board: Leaderboard) -> str:
     s: SignificanceSettings = board.significance
-    correction = _CORRECTION_NAMES[s.correction] if s.correction is not None else "no correction"
+    correction = CORRECTION_NAMES[s.correction] if s.correction is not None else "no correction"
     note = (
         f"Superscripts: significantly better than the systems with those letters on {latex_escape(board.primary)}"
-        f" ({_TEST_NAMES[s.test]}, {correction}, $\\alpha = {s.alpha:g}$, {len(board.topics)} topics)."
+        f" ({TEST_NAMES[s.test]}, {correction}, $\\alpha = {s.alpha:g}$, {len(board.topics)} topics)."
     )
     if any(r.baseline for r in board.rows):
         note += " Baseline in italics."
     return note
 
 
-def _letter(index: int) -> str:
+def row_letter(index: int) -> str:
     """a, b, ..., z, aa, ab, ...: the row letters."""
     out = ""
     index += 1
