@@ -63,7 +63,19 @@ def seeded(live: LiveService) -> dict[str, str]:
         assert job.status_code == 202, job.text
         done = live.wait_job(http, job.json()["id"])
         assert done["state"] == "succeeded", done
-    return {"collection": collection_id, "run": run.json()["id"], "job": done["id"], "measure": "nDCG@10"}
+        task = http.post("/v1/tasks", json={"name": "schemathesis task", "collection": collection_id,
+                                            "measures": ["AP", "nDCG@10"], "phases": [
+                                                {"name": "test", "opens_at": "2020-01-01T00:00:00Z",
+                                                 "closes_at": "2100-01-01T00:00:00Z"}]})
+        assert task.status_code == 201, task.text
+        task_id = task.json()["id"]
+        assert http.post(f"/v1/tasks/{task_id}/participants", json={"team": "seed"}).status_code == 201
+        submission = http.post(f"/v1/tasks/{task_id}/submissions", files={"run": (SAMPLES / "bm25.run").open("rb")})
+        assert submission.status_code == 202, submission.text
+        hook = http.post(f"/v1/tasks/{task_id}/webhooks", json={"url": "http://127.0.0.1:9/"})
+        assert hook.status_code == 201, hook.text
+    return {"collection": collection_id, "run": run.json()["id"], "job": done["id"], "measure": "nDCG@10",
+            "task": task_id, "submission": submission.json()["id"], "webhook": hook.json()["id"], "phase": "test"}
 
 
 @pytest.fixture(scope="module")
@@ -81,7 +93,10 @@ def _coin(value: Any) -> bool:
 
 def aim_at_stored(case: Any, ids: dict[str, str]) -> None:
     """Replace about half of the generated ids by those of the seeded resources."""
-    for name, key in (("collection_id", "collection"), ("run_id", "run"), ("job_id", "job"), ("name", "measure")):
+    phases = "/phases/" in case.path
+    for name, key in (("collection_id", "collection"), ("run_id", "run"), ("job_id", "job"),
+                      ("name", "phase" if phases else "measure"), ("task_id", "task"),
+                      ("submission_id", "submission"), ("webhook_id", "webhook")):
         params = case.path_parameters
         if params and name in params and _coin(params[name]):
             params[name] = ids[key]
