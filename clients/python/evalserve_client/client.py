@@ -8,7 +8,7 @@ response instead of creating a second collection, run or job.
 
 from __future__ import annotations
 
-import email.utils
+import hashlib
 import importlib
 import json
 import os
@@ -17,6 +17,7 @@ import time
 import urllib.parse
 import uuid
 from collections.abc import Callable, Mapping, Sequence
+from datetime import date, datetime
 from pathlib import Path
 from types import TracebackType
 from typing import IO, Any, Literal, overload
@@ -24,7 +25,7 @@ from typing import IO, Any, Literal, overload
 import httpx
 
 from evalserve_client._version import __version__
-from evalserve_client.errors import ApiError, JobFailed, ServerUnreachable, WaitTimeout
+from evalserve_client.errors import ApiError, JobFailed, ServerUnreachable, WaitTimeout, parse_retry_after
 from evalserve_client.progress import ProgressOption, reporter
 
 #: A file to upload: a path, its bytes, ``(file name, bytes)``, or a binary file object.
@@ -35,12 +36,18 @@ Ref = str | Mapping[str, Any]
 FINAL_STATES = ("succeeded", "failed", "cancelled")
 #: Answers worth retrying: the request did not reach the application, or it was briefly overloaded.
 RETRY_STATUSES = frozenset({429, 502, 503, 504})
+#: 429 answers that no retry within one call can cure: a shared task's submission quota.
+NOT_RETRIED_CODES = frozenset({"quota-exceeded"})
 RUN_ID = re.compile(r"run_[A-Za-z0-9]+")
 
 POLL_START, POLL_FACTOR, POLL_CAP = 0.2, 1.5, 5.0
 RETRY_START, RETRY_CAP = 0.5, 5.0
 #: The longest pause a server's ``Retry-After`` can impose on one step (a guard against absurd values).
 RETRY_AFTER_MAX = 60.0
+#: Renderings of a shared task's leaderboard: the JSON document (a dict), or CSV, LaTeX, HTML text.
+LEADERBOARD_FORMATS = ("json", "csv", "latex", "html")
+#: Page size for listing (the server's maximum).
+PAGE_SIZE = 100
 
 
 class Client:
@@ -78,13 +85,17 @@ class Client:
     # -- collections and runs ------------------------------------------------------------------------------------
 
     def create_collection(self, qrels: Upload, *, name: str, description: str = "", grade_scale: str = "",
-                          qrels_format: str = "auto", intent_weights: Upload | None = None) -> dict[str, Any]:
+                          qrels_format: str = "auto", intent_weights: Upload | None = None,
+                          hidden: bool = False) -> dict[str, Any]:
         """Upload judgments (and optional NTCIR intent weights) as a new, immutable collection; returns it.
-        Raises ``ApiError`` (422, every problem listed) when the server's reader finds errors."""
+        ``hidden``: seen and used only by you and admins (a shared task's judgments; a task hides its collection
+        anyway). Raises ``ApiError`` (422, every problem listed) when the server's reader finds errors."""
         files = [("qrels", read_upload(qrels, "qrels"))]
         if intent_weights is not None:
             files.append(("intent_weights", read_upload(intent_weights, "intent-weights")))
         data = {"name": name, "description": description, "grade_scale": grade_scale, "qrels_format": qrels_format}
+        if hidden:
+            data["hidden"] = "true"
         return self._json("POST", "/v1/collections", data=data, files=files)
 
     def collection(self, collection: Ref) -> dict[str, Any]:
@@ -142,34 +153,8 @@ class Client:
 
         Polls back off from 0.2 s to at most 5 s and never come sooner than the server's ``Retry-After``.
         """
-        job_id = _segment(job)
-        callback, done = reporter(progress)
-        deadline = None if timeout is None else self._clock() + timeout
-        backoff, hint = POLL_START, first_delay
-        current = dict(job) if isinstance(job, Mapping) and "state" in job else None
-        try:
-            if current is not None and callback is not None:
-                callback(current)
-            while current is None or current["state"] not in FINAL_STATES:
-                if current is not None:  # a known, unfinished job: pause before asking again
-                    pause = max(backoff, min(hint or 0.0, RETRY_AFTER_MAX))
-                    if deadline is not None:
-                        remaining = deadline - self._clock()
-                        if remaining <= 0:
-                            raise WaitTimeout(current, timeout or 0.0)
-                        pause = min(pause, remaining)
-                    self._sleep(pause)
-                    backoff = min(POLL_CAP, backoff * POLL_FACTOR)
-                response = self._send("GET", f"/v1/jobs/{job_id}")
-                current = response.json()
-                hint = retry_after(response)
-                if callback is not None:
-                    callback(current)
-        finally:
-            done()
-        if current["state"] != "succeeded":
-            raise JobFailed(current)
-        return current
+        return self._poll(f"/v1/jobs/{_segment(job)}", job, "job", progress=progress, timeout=timeout,
+                          first_delay=first_delay)
 
     def job(self, job: Ref) -> dict[str, Any]:
         """The job as it is now: state, stage, progress (0..1), error, links."""
@@ -222,6 +207,151 @@ class Client:
                 for topic, value in [*item.get("per_topic", {}).items(), ("all", item["mean"])]]
         return pandas.DataFrame(rows, columns=["run", "measure", "topic", "value"])
 
+    # -- shared tasks --------------------------------------------------------------------------------------------
+
+    def tasks(self) -> list[dict[str, Any]]:
+        """Every task the caller may see (public and blinded ones, private ones they organise or take part in;
+        without a token: public and blinded ones), newest first -- all pages."""
+        return self._all("/v1/tasks")
+
+    def task(self, task: Ref) -> dict[str, Any]:
+        """The task: its phases (``open`` now or not, quotas), ``current_phase``, measures, and the caller's
+        ``role`` (organiser, participant, public) and ``team``."""
+        return self._json("GET", f"/v1/tasks/{_segment(task)}")
+
+    def create_task(self, **body: Any) -> dict[str, Any]:
+        """Create a shared task over one of your collections (its judgments become hidden); you organise it.
+
+        ``body`` is the ``POST /v1/tasks`` JSON: ``name``, ``collection`` (an id or the dict), ``measures``,
+        ``primary_measure``, ``order``, ``visibility``, ``blinded_until``, ``registration``, ``registration_code``,
+        ``significance``, ``phases`` (``[{name, opens_at, closes_at, quota_per_day, quota_total}]``). Datetimes may
+        be given as ``datetime`` objects (a naive one is read as UTC by the server)."""
+        if isinstance(body.get("collection"), Mapping):
+            body["collection"] = ref(body["collection"])
+        return self._json("POST", "/v1/tasks", json=_jsonable(body))
+
+    def update_task(self, task: Ref, **changes: Any) -> dict[str, Any]:
+        """Change a task's name, description, visibility, blinded_until, registration or significance
+        (organisers); returns the task."""
+        return self._json("PATCH", f"/v1/tasks/{_segment(task)}", json=_jsonable(changes))
+
+    def add_phase(self, task: Ref, *, name: str, opens_at: datetime | str, closes_at: datetime | str,
+                  quota_per_day: int | None = None, quota_total: int | None = None) -> dict[str, Any]:
+        """Add a phase to a task (organisers); phases of a task do not overlap. Returns the phase."""
+        body = {"name": name, "opens_at": opens_at, "closes_at": closes_at, "quota_per_day": quota_per_day,
+                "quota_total": quota_total}
+        return self._json("POST", f"/v1/tasks/{_segment(task)}/phases", json=_jsonable(body))
+
+    def update_phase(self, task: Ref, name: str, **changes: Any) -> dict[str, Any]:
+        """Move a phase's window (``opens_at``, ``closes_at``) or change its quotas (organisers)."""
+        path = f"/v1/tasks/{_segment(task)}/phases/{urllib.parse.quote(name, safe='')}"
+        return self._json("PATCH", path, json=_jsonable(changes))
+
+    def register(self, task: Ref, team: str, code: str | None = None) -> dict[str, Any]:
+        """Register the caller for the task under a team name (``code``: the organisers' registration code, for
+        tasks that ask for one); returns the registration. 409 ``already-registered`` / ``team-taken``."""
+        body: dict[str, Any] = {"team": team}
+        if code is not None:
+            body["code"] = code
+        return self._json("POST", f"/v1/tasks/{_segment(task)}/participants", json=body)
+
+    def submit_to_task(self, task: Ref, run_path_or_bytes: Upload, *, description: str = "",
+                       phase: str | None = None, baseline: bool = False,
+                       idempotency_key: str | None = None) -> dict[str, Any]:
+        """Submit a run (a gzip file goes up as it is) to the task's open phase (``phase``: name one; organisers
+        may name any); returns the queued submission -- ``wait_for_submission`` follows it.
+
+        The upload carries an ``Idempotency-Key`` (a fresh uuid4 unless ``idempotency_key`` is given), and a
+        retry after a lost answer resends the very same bytes, so the server counts it once against the quota.
+        Give your own key (say, derived from the run's hash) to make re-running a script safe too: with it the
+        multipart boundary is derived from the key, so the same file and form give the same request body.
+
+        Raises ``ApiError``: 403 ``not-registered``, 409 ``phase-closed`` / ``phase-not-open``, 422
+        ``invalid-upload`` (every problem in ``problems``; nothing stored, no quota used), 429 ``quota-exceeded``
+        (not retried; ``retry_after`` says when the daily quota allows the next one).
+        """
+        filename, content = read_upload(run_path_or_bytes, "run")
+        form = {"description": description, "baseline": "true" if baseline else "false"}
+        if phase is not None:
+            form["phase"] = phase
+        headers = {}
+        if idempotency_key is not None:
+            boundary = hashlib.sha256(b"evalserve-client multipart " + idempotency_key.encode()).hexdigest()[:32]
+            headers["Content-Type"] = f"multipart/form-data; boundary={boundary}"
+        response = self._send("POST", f"/v1/tasks/{_segment(task)}/submissions", data=form,
+                              files=[("run", (filename, content))], headers=headers,
+                              idempotency_key=idempotency_key)
+        submission: dict[str, Any] = response.json()
+        return submission
+
+    def task_submission(self, task: Ref, submission: Ref) -> dict[str, Any]:
+        """A submission as it is now: ``state``, ``stage``, ``progress`` (0..1), ``scores`` ({measure: mean}, or
+        None until evaluated or while a blinded task hides them), ``error``, ``warnings``, ``evaluations``."""
+        return self._json("GET", f"/v1/tasks/{_segment(task)}/submissions/{_segment(submission)}")
+
+    def wait_for_submission(self, task: Ref, submission: Ref, *, timeout: float | None = None,
+                            poll: float | None = None, on_progress: ProgressOption = None) -> dict[str, Any]:
+        """Poll the submission until its evaluation is final; returns it when it succeeded (with ``scores``),
+        raises ``JobFailed`` (``kind="submission"``) when it failed or was cancelled, ``WaitTimeout`` after
+        ``timeout`` seconds (the evaluation goes on).
+
+        ``poll``: seconds between polls (default: back off from 0.2 s to 5 s); never sooner than the server's
+        ``Retry-After``. ``on_progress``: None, True (a bar on stderr when it is a terminal) or a callable taking
+        the submission after every poll."""
+        path = f"/v1/tasks/{_segment(task)}/submissions/{_segment(submission)}"
+        return self._poll(path, submission, "submission", progress=on_progress, timeout=timeout, interval=poll)
+
+    def task_submissions(self, task: Ref, *, phase: str | None = None) -> list[dict[str, Any]]:
+        """Your submissions to the task (organisers: everyone's), newest first; ``phase`` filters -- all pages."""
+        return self._all(f"/v1/tasks/{_segment(task)}/submissions", {"phase": phase} if phase else {})
+
+    def select_submission(self, task: Ref, submission: Ref, selected: bool = True) -> dict[str, Any]:
+        """Show this submission on the leaderboard instead of your latest one in its phase (``selected=False``:
+        back to the latest); returns the submission."""
+        return self._json("PATCH", f"/v1/tasks/{_segment(task)}/submissions/{_segment(submission)}",
+                          json={"selected": selected})
+
+    @overload
+    def leaderboard(self, task: Ref, *, format: Literal["json"] = "json", phase: str | None = None,
+                    version: int | None = None, selection: str = "latest") -> dict[str, Any]:
+        ...
+
+    @overload
+    def leaderboard(self, task: Ref, *, format: Literal["csv", "latex", "html"], phase: str | None = None,
+                    version: int | None = None, selection: str = "latest") -> str:
+        ...
+
+    @overload
+    def leaderboard(self, task: Ref, *, format: str, phase: str | None = None, version: int | None = None,
+                    selection: str = "latest") -> dict[str, Any] | str:
+        ...
+
+    def leaderboard(self, task: Ref, *, format: str = "json", phase: str | None = None, version: int | None = None,
+                    selection: str = "latest") -> dict[str, Any] | str:
+        """A phase's leaderboard (default: the open phase, else the last one) at a judgments version (default:
+        the current one): the JSON document as a dict (``rows`` in rank order), or the CSV, LaTeX or HTML text.
+        ``selection``: ``latest`` (each team's chosen or latest evaluated submission) or ``all``. A public task's
+        leaderboard needs no token; a blinded one raises ``ApiError`` 403 ``leaderboard-blinded``."""
+        text = self.leaderboard_text(task, format=format, phase=phase, version=version, selection=selection)
+        if format == "json":
+            document: dict[str, Any] = json.loads(text)
+            return document
+        return text
+
+    def leaderboard_text(self, task: Ref, *, format: str = "json", phase: str | None = None,
+                         version: int | None = None, selection: str = "latest") -> str:
+        """The leaderboard exactly as the server renders it (``format``: json, csv, latex or html)."""
+        if format not in LEADERBOARD_FORMATS:
+            raise ValueError(f"unknown leaderboard format {format!r}; choose one of {', '.join(LEADERBOARD_FORMATS)}")
+        params: dict[str, str | int] = {"format": format, "selection": selection}
+        if phase is not None:
+            params["phase"] = phase
+        if version is not None:
+            params["version"] = version
+        return self._send("GET", f"/v1/tasks/{_segment(task)}/leaderboard", params=params).text
+
+    # -- the catalogue and health --------------------------------------------------------------------------------
+
     def measures(self, name: str | None = None) -> list[dict[str, Any]]:
         """The measure catalogue: every measure (or the one ``name`` or alias) with its parameters, defaults and
         reference."""
@@ -233,20 +363,73 @@ class Client:
         """The server's ``/health`` report (a degraded server answers 503, raised as ``ApiError``)."""
         return self._json("GET", "/health")
 
-    # -- transport -----------------------------------------------------------------------------------------------
+    # -- polling and transport -----------------------------------------------------------------------------------
+
+    def _poll(self, path: str, known: Ref, kind: str, *, progress: ProgressOption, timeout: float | None,
+              first_delay: float | None = None, interval: float | None = None) -> dict[str, Any]:
+        """GET ``path`` until its ``state`` is final; returns it when it succeeded, raises ``JobFailed`` otherwise
+        and ``WaitTimeout`` when ``timeout`` runs out. Pauses back off from 0.2 s to 5 s (or are ``interval``)
+        and are never shorter than the last ``Retry-After``. ``known``: an id, or the object as last seen (it is
+        reported first, and the first request waits a pause)."""
+        callback, done = reporter(progress)
+        deadline = None if timeout is None else self._clock() + timeout
+        backoff, hint = (POLL_START if interval is None else max(0.0, interval)), first_delay
+        current = dict(known) if isinstance(known, Mapping) and "state" in known else None
+        try:
+            if current is not None and callback is not None:
+                callback(current)
+            while current is None or current["state"] not in FINAL_STATES:
+                if current is not None:  # a known, unfinished object: pause before asking again
+                    pause = max(backoff, min(hint or 0.0, RETRY_AFTER_MAX))
+                    if deadline is not None:
+                        remaining = deadline - self._clock()
+                        if remaining <= 0:
+                            raise WaitTimeout(current, timeout or 0.0, kind=kind)
+                        pause = min(pause, remaining)
+                    self._sleep(pause)
+                    if interval is None:
+                        backoff = min(POLL_CAP, backoff * POLL_FACTOR)
+                response = self._send("GET", path)
+                current = response.json()
+                hint = retry_after(response)
+                if callback is not None:
+                    callback(current)
+        finally:
+            done()
+        if current["state"] != "succeeded":
+            raise JobFailed(current, kind=kind)
+        return current
+
+    def _all(self, path: str, params: Mapping[str, str] | None = None) -> list[dict[str, Any]]:
+        """Every item of a paginated list, page after page (the server's ``X-Pagination`` names the next)."""
+        items: list[dict[str, Any]] = []
+        page: int | None = 1
+        while page is not None:
+            response = self._send("GET", path, params={**(params or {}), "page": page, "page_size": PAGE_SIZE})
+            items.extend(response.json())
+            try:
+                following = json.loads(response.headers.get("X-Pagination", "{}")).get("next_page")
+            except (ValueError, AttributeError):
+                following = None
+            page = following if isinstance(following, int) and following > page else None
+        return items
 
     def _json(self, method: str, path: str, **kwargs: Any) -> dict[str, Any]:
         body: dict[str, Any] = self._send(method, path, **kwargs).json()
         return body
 
-    def _send(self, method: str, path: str, **kwargs: Any) -> httpx.Response:
+    def _send(self, method: str, path: str, *, headers: Mapping[str, str] | None = None,
+              idempotency_key: str | None = None, **kwargs: Any) -> httpx.Response:
         """Send one request, retrying transient failures with backoff; errors become ``ApiError``.
 
         The request is built and read once so that every retry sends the same bytes (the multipart boundary
-        included) with the same idempotency key -- the server compares both to recognise a retry.
+        included) with the same idempotency key -- the server compares both to recognise a retry. A POST's key
+        is ``idempotency_key`` or a fresh uuid4.
         """
-        headers = {"Idempotency-Key": str(uuid.uuid4())} if method == "POST" else {}
-        request = self._http.build_request(method, path, headers=headers, **kwargs)
+        sent = dict(headers or {})
+        if method == "POST":
+            sent["Idempotency-Key"] = idempotency_key or str(uuid.uuid4())
+        request = self._http.build_request(method, path, headers=sent, **kwargs)
         request.read()
         attempt = 0
         while True:
@@ -258,7 +441,7 @@ class Client:
                 self._sleep(_retry_delay(attempt, None))
                 attempt += 1
                 continue
-            if response.status_code in RETRY_STATUSES and attempt < self.retries:
+            if response.status_code in RETRY_STATUSES and attempt < self.retries and _worth_retrying(response):
                 self._sleep(_retry_delay(attempt, retry_after(response)))
                 attempt += 1
                 continue
@@ -306,20 +489,29 @@ def _run_or_file(value: Upload | Mapping[str, Any]) -> str | tuple[str, bytes]:
 
 def retry_after(response: httpx.Response) -> float | None:
     """The response's ``Retry-After`` in seconds (delta-seconds or an HTTP date), if it has a usable one."""
-    value = response.headers.get("Retry-After")
-    if not value:
-        return None
+    return parse_retry_after(response.headers.get("Retry-After"))
+
+
+def _worth_retrying(response: httpx.Response) -> bool:
+    """A transient answer, unless it is a 429 whose problem code says a retry cannot help (a used-up quota)."""
+    if response.status_code != 429:
+        return True
     try:
-        return max(0.0, float(value))
+        body = response.json()
     except ValueError:
-        pass
-    try:
-        when = email.utils.parsedate_to_datetime(value)
-    except (TypeError, ValueError):
-        return None
-    if when.tzinfo is None:
-        return None
-    return max(0.0, when.timestamp() - time.time())
+        return True
+    return not (isinstance(body, dict) and body.get("code") in NOT_RETRIED_CODES)
+
+
+def _jsonable(value: Any) -> Any:
+    """``value`` with datetimes and dates as ISO 8601 strings, inside dicts, lists and tuples too."""
+    if isinstance(value, (datetime, date)):
+        return value.isoformat()
+    if isinstance(value, Mapping):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_jsonable(v) for v in value]
+    return value
 
 
 def _retry_delay(attempt: int, hint: float | None) -> float:

@@ -8,6 +8,8 @@ ran out of time (the job itself goes on).
 from __future__ import annotations
 
 import contextlib
+import email.utils
+import time
 from collections.abc import Mapping
 from typing import Any
 
@@ -28,12 +30,30 @@ def format_problem(problem: Mapping[str, Any]) -> str:
     return f"{where}: {problem.get('severity', 'error')}: {problem.get('message', '')} [{problem.get('code', '?')}]"
 
 
+def parse_retry_after(value: str | None) -> float | None:
+    """A ``Retry-After`` value in seconds (delta-seconds or an HTTP date), if it is a usable one."""
+    if not value:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    if when.tzinfo is None:
+        return None
+    return max(0.0, when.timestamp() - time.time())
+
+
 class EvalserveError(Exception):
     """Base class of every error this package raises on purpose."""
 
 
 class ApiError(EvalserveError):
-    """The server refused a request: its problem+json payload (status, stable ``code``, ``detail``, ``problems``)."""
+    """The server refused a request: its problem+json payload (status, stable ``code``, ``detail``, ``problems``);
+    ``retry_after`` is the answer's ``Retry-After`` in seconds (a 429 quota refusal says when to come back)."""
 
     def __init__(self, status: int, code: str, detail: str, problems: list[Problem] | None = None, *,
                  title: str = "", type: str = "about:blank", headers: Mapping[str, str] | None = None) -> None:
@@ -45,6 +65,8 @@ class ApiError(EvalserveError):
         self.title = title
         self.type = type
         self.headers: dict[str, str] = dict(headers or {})
+        retry = next((v for k, v in self.headers.items() if k.lower() == "retry-after"), None)
+        self.retry_after: float | None = parse_retry_after(retry)
 
     @classmethod
     def from_response(cls, response: httpx.Response) -> ApiError:
@@ -67,25 +89,28 @@ class ApiError(EvalserveError):
 
 
 class JobFailed(EvalserveError):
-    """A job that was waited for ended ``failed`` or ``cancelled``; ``job`` is its last state from the server."""
+    """A job that was waited for ended ``failed`` or ``cancelled``; ``job`` is its last state from the server
+    (for a shared task's submission, ``kind`` is ``"submission"`` and ``job`` the submission)."""
 
-    def __init__(self, job: Mapping[str, Any]) -> None:
+    def __init__(self, job: Mapping[str, Any], *, kind: str = "job") -> None:
         self.job: dict[str, Any] = dict(job)
         error = self.job.get("error") or {}
         self.state: str = str(self.job.get("state", "failed"))
         self.code: str = str(error.get("code") or self.state)
         self.message: str = str(error.get("message") or f"the job was {self.state}")
         self.problems: list[Problem] = list(error.get("problems") or [])
-        super().__init__(f"job {self.job.get('id')} {self.state}: {self.message} [{self.code}]")
+        self.kind = kind
+        super().__init__(f"{kind} {self.job.get('id')} {self.state}: {self.message} [{self.code}]")
 
 
 class WaitTimeout(EvalserveError, TimeoutError):
-    """Waiting for a job took longer than asked; the job is still queued or running on the server."""
+    """Waiting for a job (or a submission: ``kind``) took longer than asked; it is still queued or running."""
 
-    def __init__(self, job: Mapping[str, Any], timeout: float) -> None:
+    def __init__(self, job: Mapping[str, Any], timeout: float, *, kind: str = "job") -> None:
         self.job: dict[str, Any] = dict(job)
         self.timeout = timeout
-        super().__init__(f"job {self.job.get('id')} is still {self.job.get('state')} after {timeout:g} s")
+        self.kind = kind
+        super().__init__(f"{kind} {self.job.get('id')} is still {self.job.get('state')} after {timeout:g} s")
 
 
 class ServerUnreachable(EvalserveError):
