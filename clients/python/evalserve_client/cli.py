@@ -5,6 +5,10 @@ the same files.
 Exit codes, as ``evalserve``'s: 0 success; 2 bad input or usage (each problem printed as
 ``source:line:col: severity: message [code]`` on stderr, never a traceback); 1 anything else (server
 unreachable, refused token, failed job, ...), in one line.
+
+``evalserve-client task ...`` works with shared tasks (leaderboards): ``list``, ``register``, ``submit`` (with
+``--wait``: a progress bar, then the scores), ``status`` and ``leaderboard``. A submission the task refuses -- an
+invalid run (422), a closed phase (409), a used-up quota (429) -- exits 2; a failed evaluation exits 1.
 """
 
 from __future__ import annotations
@@ -20,7 +24,7 @@ from typing import Any
 import httpx
 
 from evalserve_client._version import __version__
-from evalserve_client.client import RUN_ID, Client
+from evalserve_client.client import LEADERBOARD_FORMATS, RUN_ID, Client
 from evalserve_client.errors import ApiError, JobFailed, Problem, ServerUnreachable, WaitTimeout, format_problem
 from evalserve_client.progress import TerminalProgress
 
@@ -37,6 +41,11 @@ QRELS_FORMATS = ("auto", "trec", "evall")
 BAD_INPUT_STATUSES = frozenset({400, 404, 413, 422})
 #: Job errors caused by the inputs rather than by the service.
 BAD_INPUT_JOB_ERRORS = frozenset({"invalid-input", "invalid-measure"})
+#: A shared task also refuses what the participant sent: a closed phase, a taken team name (409), a used-up
+#: quota (429) -- exit 2 too.
+TASK_INPUT_STATUSES = BAD_INPUT_STATUSES | {409, 429}
+SUBMISSION_FORMATS = ("json", "table")
+SELECTIONS = ("latest", "all")
 
 Handler = Callable[[argparse.Namespace, Client], int]
 
@@ -112,7 +121,64 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("name", nargs="?", help="show one measure (name or alias)")
     p.add_argument("--format", choices=("text", "json"), default="text")
     p.set_defaults(handler=measures, parser=p, token_optional=True)
+
+    _task_parsers(sub, server)
     return parser
+
+
+def _task_parsers(sub: Any, server: argparse.ArgumentParser) -> None:
+    """``task list|register|submit|status|leaderboard``: shared tasks."""
+    group = sub.add_parser("task", help="shared tasks: register, submit runs, follow them, read leaderboards",
+                           description="Take part in a shared task: register a team, submit runs (checked "
+                           "against the phase's deadline and your quota), follow their evaluation and read the "
+                           "leaderboard.")
+    group.set_defaults(help_parser=group)
+    tasks = group.add_subparsers(dest="task_command", metavar="SUBCOMMAND")
+
+    p = tasks.add_parser("list", parents=[server], help="the tasks you may see")
+    p.add_argument("--format", choices=SUBMISSION_FORMATS, default="table", help="output format (default: table)")
+    p.set_defaults(handler=task_list, parser=p, token_optional=True)
+
+    p = tasks.add_parser("register", parents=[server], help="register your token for a task under a team name")
+    p.add_argument("task", metavar="TASK")
+    p.add_argument("team", metavar="TEAM")
+    p.add_argument("--code", help="the registration code, for tasks that ask for one")
+    p.set_defaults(handler=task_register, parser=p, input_statuses=TASK_INPUT_STATUSES)
+
+    p = tasks.add_parser("submit", parents=[server], help="submit a run to a task (and wait for its scores)",
+                         description="Submit a run file (gzip files go up as they are) to the task's open phase "
+                         "and print the submission; with --wait follow its evaluation and print the scores.",
+                         epilog="example: evalserve-client task submit task_... bm25.run.gz --description "
+                         "'BM25, k1=0.9' --wait --format table")
+    p.add_argument("task", metavar="TASK")
+    p.add_argument("run", metavar="RUN", help="the run file ('-' = stdin)")
+    p.add_argument("--description", default="", help="what this run is (shown on the leaderboard)")
+    p.add_argument("--phase", help="the phase (default: the one open now)")
+    p.add_argument("--baseline", action="store_true", help="organisers: submit a baseline run")
+    p.add_argument("--wait", action="store_true", help="wait for the evaluation and print the scores")
+    p.add_argument("--timeout", type=float, metavar="SECONDS",
+                   help="with --wait: stop waiting after this long (the evaluation goes on)")
+    p.add_argument("--format", choices=SUBMISSION_FORMATS, default="json", help="output format (default: json)")
+    p.add_argument("-q", "--quiet", action="store_true", help="print neither warnings nor progress")
+    p.set_defaults(handler=task_submit, parser=p, input_statuses=TASK_INPUT_STATUSES)
+
+    p = tasks.add_parser("status", parents=[server], help="a submission's state, progress and scores")
+    p.add_argument("task", metavar="TASK")
+    p.add_argument("submission", metavar="SUBMISSION")
+    p.add_argument("--format", choices=SUBMISSION_FORMATS, default="json", help="output format (default: json)")
+    p.set_defaults(handler=task_status, parser=p)
+
+    p = tasks.add_parser("leaderboard", parents=[server], help="print a task's leaderboard",
+                         description="Print (or write to -o) the leaderboard as the server renders it. A public "
+                         "task's leaderboard needs no token.")
+    p.add_argument("task", metavar="TASK")
+    p.add_argument("--format", choices=LEADERBOARD_FORMATS, default="json", help="output format (default: json)")
+    p.add_argument("--phase", help="the phase (default: the one open now, else the last one)")
+    p.add_argument("--version", type=int, metavar="N", help="the judgments version (default: the current one)")
+    p.add_argument("--selection", choices=SELECTIONS, default="latest",
+                   help="latest: each team's chosen or latest submission (default); all: every submission")
+    p.add_argument("-o", "--output", metavar="FILE", help="write the leaderboard here instead of standard output")
+    p.set_defaults(handler=task_leaderboard, parser=p, token_optional=True)
 
 
 def _output_options(p: argparse.ArgumentParser) -> None:
@@ -125,7 +191,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     if not getattr(args, "handler", None):
-        parser.print_help(sys.stderr)
+        getattr(args, "help_parser", parser).print_help(sys.stderr)
         return EXIT_INPUT
     if not args.server:
         args.parser.error("no server: give --server URL or set EVALSERVE_URL")
@@ -142,14 +208,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_INPUT
     except ApiError as exc:
         _print_problems(exc.problems)
-        _say(f"the server refused the request ({exc.status} {exc.code}): {exc.detail}")
-        return EXIT_INPUT if exc.status in BAD_INPUT_STATUSES else EXIT_ERROR
+        later = f" (retry after {_duration(exc.retry_after)})" if exc.status == 429 and exc.retry_after else ""
+        _say(f"the server refused the request ({exc.status} {exc.code}): {exc.detail}{later}")
+        return EXIT_INPUT if exc.status in getattr(args, "input_statuses", BAD_INPUT_STATUSES) else EXIT_ERROR
     except JobFailed as exc:
         _print_problems(exc.problems)
         _say(str(exc))
         return EXIT_INPUT if exc.code in BAD_INPUT_JOB_ERRORS else EXIT_ERROR
     except WaitTimeout as exc:
-        _say(f"{exc}; it goes on: `evalserve-client status {exc.job.get('id')}` follows it")
+        follow = (f"task status {exc.job.get('task')} {exc.job.get('id')}" if exc.kind == "submission"
+                  else f"status {exc.job.get('id')}")
+        _say(f"{exc}; it goes on: `evalserve-client {follow}` follows it")
         return EXIT_ERROR
     except ServerUnreachable as exc:
         _say(str(exc))
@@ -272,6 +341,113 @@ def measures(args: argparse.Namespace, client: Client) -> int:
             print(f"    without parameters: the numbers of {e['default_follows']}")
         print(f"    reference: {e.get('reference', '')}\n")
     return EXIT_OK
+
+
+# -- shared tasks ---------------------------------------------------------------------------------------------------
+
+
+def task_list(args: argparse.Namespace, client: Client) -> int:
+    tasks = client.tasks()
+    if args.format == "json":
+        print(json.dumps(tasks, indent=2))
+        return EXIT_OK
+    rows = [(t["id"], t.get("current_phase") or "-", t.get("role") or "-", t.get("team") or "-",
+             t.get("visibility") or "-", t.get("name") or "") for t in tasks]
+    _print_table([("TASK", "OPEN PHASE", "ROLE", "TEAM", "VISIBILITY", "NAME"), *rows])
+    return EXIT_OK
+
+
+def task_register(args: argparse.Namespace, client: Client) -> int:
+    print(json.dumps(client.register(args.task, args.team, args.code), indent=2))
+    return EXIT_OK
+
+
+def task_submit(args: argparse.Namespace, client: Client) -> int:
+    problems: list[Problem] = []
+    run = _read_local(args.run, problems)
+    if problems:
+        raise LocalProblems(problems)
+    submission = client.submit_to_task(args.task, run, description=args.description, phase=args.phase,
+                                       baseline=args.baseline)
+    if not args.quiet:
+        _print_problems(submission.get("warnings") or [])
+    if args.wait:
+        watcher = _Watcher(args.quiet)
+        try:
+            submission = client.wait_for_submission(args.task, submission, timeout=args.timeout,
+                                                     on_progress=watcher)
+        except KeyboardInterrupt:
+            watcher.close()
+            _say(f"interrupted; submission {submission['id']} is evaluated all the same"
+                 f" (`evalserve-client task status {args.task} {submission['id']}` follows it)")
+            raise
+        except JobFailed as exc:
+            watcher.close()
+            _print_submission(exc.job, args.format)
+            raise
+        finally:
+            watcher.close()
+    _print_submission(submission, args.format)
+    return EXIT_OK
+
+
+def task_status(args: argparse.Namespace, client: Client) -> int:
+    _print_submission(client.task_submission(args.task, args.submission), args.format)
+    return EXIT_OK
+
+
+def task_leaderboard(args: argparse.Namespace, client: Client) -> int:
+    text = client.leaderboard_text(args.task, format=args.format, phase=args.phase, version=args.version,
+                                   selection=args.selection)
+    if args.output:
+        Path(args.output).write_text(text)
+    else:
+        sys.stdout.write(text)
+    return EXIT_OK
+
+
+def _print_submission(submission: dict[str, Any], fmt: str) -> None:
+    """The submission as JSON, or as ``field  value`` lines followed by one line per score."""
+    if fmt == "json":
+        print(json.dumps(submission, indent=2))
+        return
+    run = submission.get("run") or {}
+    progress = float(submission.get("progress") or 0.0)
+    state = str(submission.get("state") or "")
+    stage = str(submission.get("stage") or "")
+    rows: list[tuple[str, str]] = [
+        ("submission", str(submission.get("id"))), ("task", str(submission.get("task"))),
+        ("team", str(submission.get("team"))), ("phase", str(submission.get("phase"))),
+        ("run", str(run.get("name") or run.get("filename") or "")),
+        ("description", str(submission.get("description") or "")),
+        ("state", state + (f" ({stage}, {progress:.0%})" if stage and stage != state and state == "running" else "")),
+    ]
+    error = submission.get("error")
+    if error:
+        rows.append(("error", f"{error.get('message', '')} [{error.get('code', '?')}]"))
+    scores = submission.get("scores")
+    if scores:
+        rows.extend((measure, repr(value) if isinstance(value, float) else str(value))
+                    for measure, value in scores.items())
+    elif submission.get("scores_hidden_until"):
+        rows.append(("scores", f"hidden until {submission['scores_hidden_until']}"))
+    _print_table(rows)
+
+
+def _print_table(rows: Sequence[Sequence[str]]) -> None:
+    """Left-aligned columns, two spaces apart."""
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))] if rows else []
+    for row in rows:
+        print("  ".join(cell.ljust(width) for cell, width in zip(row, widths)).rstrip())
+
+
+def _duration(seconds: float) -> str:
+    """``45 s``, ``12 min``, ``3 h 5 min``: how long until a refused request may be tried again."""
+    whole = int(seconds + 0.999)
+    if whole < 120:
+        return f"{whole} s"
+    hours, minutes = divmod((whole + 59) // 60, 60)
+    return f"{hours} h {minutes} min" if hours else f"{minutes} min"
 
 
 # -- helpers --------------------------------------------------------------------------------------------------------
