@@ -431,7 +431,7 @@ def _print_submission(submission: dict[str, Any], fmt: str) -> None:
                     for measure, value in scores.items())
     elif submission.get("scores_hidden_until"):
         rows.append(("scores", f"hidden until {submission['scores_hidden_until']}"))
-    _print_table(rows)
+    _print_table([(field, value or "-") for field, value in rows])
 
 
 def _print_table(rows: Sequence[Sequence[str]]) -> None:
