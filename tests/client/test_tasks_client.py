@@ -469,6 +469,7 @@ def test_the_cli_registers_submits_waits_and_prints_the_leaderboard_in_rank_orde
     ann_sub = json.loads(done.stdout)
     assert ann_sub["state"] == "succeeded" and list(ann_sub["scores"]) == MEASURES
     assert ann_sub["description"] == "QL, category B" and ann_sub["run"]["name"] == "catb.run"
+    assert ann_sub["run"]["filename"] == "catb.run.gz", "the organisers see no local directories"
 
     done = cli(world.live, world.tokens["ben"], "task", "submit", task_id, str(world.runs["cata"]), "--wait",
                "--format", "table")

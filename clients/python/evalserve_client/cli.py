@@ -364,13 +364,19 @@ def task_register(args: argparse.Namespace, client: Client) -> int:
 
 def task_submit(args: argparse.Namespace, client: Client) -> int:
     problems: list[Problem] = []
-    run = _read_local(args.run, problems)
+    path, content = _read_local(args.run, problems)
     if problems:
         raise LocalProblems(problems)
-    submission = client.submit_to_task(args.task, run, description=args.description, phase=args.phase,
-                                       baseline=args.baseline)
+    # the task's organisers see the file name, not the participant's directories; problems name the path as given
+    name = path if args.run == "-" else Path(path).name
+    try:
+        submission = client.submit_to_task(args.task, (name, content), description=args.description,
+                                           phase=args.phase, baseline=args.baseline)
+    except ApiError as exc:
+        _name_local_source(exc.problems, name, path)
+        raise
     if not args.quiet:
-        _print_problems(submission.get("warnings") or [])
+        _print_problems(_name_local_source(submission.get("warnings") or [], name, path))
     if args.wait:
         watcher = _Watcher(args.quiet)
         try:
@@ -404,6 +410,14 @@ def task_leaderboard(args: argparse.Namespace, client: Client) -> int:
     else:
         sys.stdout.write(text)
     return EXIT_OK
+
+
+def _name_local_source(problems: list[Problem], sent: str, path: str) -> list[Problem]:
+    """The problems, those in the file sent as ``sent`` now naming it by its local ``path``."""
+    for problem in problems:
+        if problem.get("source") == sent:
+            problem["source"] = path
+    return problems
 
 
 def _print_submission(submission: dict[str, Any], fmt: str) -> None:
