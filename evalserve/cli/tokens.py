@@ -1,8 +1,11 @@
-"""``evalserve tokens create|list|revoke``: API tokens, managed directly in the configured database."""
+"""``evalserve tokens create|list|revoke``: API tokens, managed directly in the configured database. stdout
+carries only what a script captures (``TOKEN=$(evalserve tokens create --name ci)``); notices and errors go to
+stderr."""
 
 from __future__ import annotations
 
 import argparse
+import sys
 from typing import Any
 
 from service.config import Settings
@@ -40,10 +43,10 @@ def _create(args: argparse.Namespace) -> int:
     try:
         row, text = create_token(_db(), args.name, scopes)
     except ValueError as exc:
-        print(f"evalserve: {exc}")
+        print(f"evalserve: {exc}", file=sys.stderr)
         return 2
-    print(text)
-    print(f"token id {row.id}, scopes {row.scopes}: store it now, it cannot be shown again", flush=True)
+    print(text, flush=True)
+    print(f"token id {row.id}, scopes {row.scopes}: store it now, it cannot be shown again", file=sys.stderr)
     return 0
 
 
@@ -62,7 +65,7 @@ def _revoke(args: argparse.Namespace) -> int:
     from service.auth import revoke
 
     if not revoke(_db(), args.id):
-        print(f"evalserve: no token {args.id}")
+        print(f"evalserve: no token {args.id}", file=sys.stderr)
         return 2
     print(f"revoked {args.id}")
     return 0

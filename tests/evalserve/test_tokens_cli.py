@@ -1,0 +1,45 @@
+"""``evalserve tokens``: stdout carries only what a script captures (``TOKEN=$(evalserve tokens create ...)``);
+notices and errors go to stderr. Runs on the embedded SQLite default in a temporary data directory."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from evalserve.cli.main import main
+
+
+@pytest.fixture(autouse=True)
+def data_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv("EVALSERVE_DATA_DIR", str(tmp_path))
+    monkeypatch.delenv("DATABASE_URL", raising=False)
+    return tmp_path
+
+
+def test_create_prints_the_token_alone_on_stdout(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["tokens", "create", "--name", "ann", "--scopes", "read,submit"]) == 0
+    out, err = capsys.readouterr()
+    assert out.count("\n") == 1 and out.startswith("es_") and " " not in out.strip()
+    token_id = out.split("_")[1]
+    assert "store it now" in err and token_id in err and "read submit" in err
+    assert main(["tokens", "list"]) == 0
+    assert f"{token_id}\tread submit\tactive\tann" in capsys.readouterr().out
+
+
+def test_errors_go_to_stderr_and_exit_2(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["tokens", "create", "--name", "ann", "--scopes", "read,fly"]) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and "fly" in err
+    assert main(["tokens", "revoke", "0123456789abcdef"]) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and "no token 0123456789abcdef" in err
+
+
+def test_revoke_confirms_on_stdout(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["tokens", "create", "--name", "ann"]) == 0
+    token_id = capsys.readouterr().out.split("_")[1]
+    assert main(["tokens", "revoke", token_id]) == 0
+    assert capsys.readouterr().out == f"revoked {token_id}\n"
+    assert main(["tokens", "list"]) == 0
+    assert "\trevoked\t" in capsys.readouterr().out
