@@ -42,6 +42,8 @@ def test_an_unreachable_server_is_one_clear_line(capsys: pytest.CaptureFixture[s
     (["status", "job_1", "--token", "t"], "no server: give --server URL or set EVALSERVE_URL"),
     (["status", "job_1", "--server", "localhost:8000", "--token", "t"], "must be an http:// or https:// URL"),
     (["status", "job_1", "--server", "http://h"], "no API token: give --token es_... or set EVALSERVE_TOKEN"),
+    (["status", "job_1", "--server", "http://h", "--token", "es_a_b\ntoken id a"],
+     "is not a valid API token: it has a line break"),
     (["submit", "--server", "http://h", "--token", "t", "--collection", "col_1", "--intent-weights", "w",
       "--run", "r"], "--intent-weights belongs to a new collection"),
     (["submit", "--server", "http://h", "--token", "t", "--run", "r"], "one of the arguments --qrels --collection"),

@@ -195,6 +195,22 @@ def test_the_url_must_be_http() -> None:
         Client("localhost:8000", "t")
 
 
+def test_a_token_is_sent_without_surrounding_white_space() -> None:
+    """A token read from a file or pasted often ends in a newline; the header carries the token alone."""
+    server = Recorder(httpx.Response(200, json={"status": "ok"}))
+    with Client(URL, "  es_a_b\n", transport=httpx.MockTransport(server)) as client:
+        client.health()
+    assert server.requests[0].headers["Authorization"] == "Bearer es_a_b"
+
+
+@pytest.mark.parametrize("token", ["es_a_b\ntoken id a, scopes read: store it now", "es_a b", "es_a_\u00e9"])
+def test_a_malformed_token_is_refused_before_anything_is_sent(token: str) -> None:
+    """Not a network failure to retry: a local mistake named at once, without echoing the secret."""
+    with pytest.raises(ValueError, match="not a valid API token") as refused:
+        Client(URL, token, transport=httpx.MockTransport(Recorder(AssertionError("nothing may be sent"))))
+    assert "es_a" not in str(refused.value)
+
+
 # -- evaluations and polling -------------------------------------------------------------------------------------
 
 

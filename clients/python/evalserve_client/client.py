@@ -66,7 +66,7 @@ class Client:
         self.retries = max(0, retries)
         headers = {"User-Agent": f"evalserve-client/{__version__} httpx/{httpx.__version__}"}
         if token:
-            headers["Authorization"] = f"Bearer {token}"
+            headers["Authorization"] = f"Bearer {check_token(token)}"
         self._http = httpx.Client(base_url=self.url, headers=headers, timeout=timeout, transport=transport)
         self._sleep: Callable[[float], None] = time.sleep
         self._clock: Callable[[], float] = time.monotonic
@@ -448,6 +448,21 @@ class Client:
             if response.is_error:
                 raise ApiError.from_response(response)
             return response
+
+
+def check_token(token: str) -> str:
+    """The token without surrounding white space (a file's or a paste's newline); ``ValueError`` when what is
+    left cannot be one: a mistake to name at once, not a network failure to retry. The secret is not echoed."""
+    token = token.strip()
+    if any(c in token for c in "\r\n"):
+        flaw = "a line break (was a second line captured with it?)"
+    elif any(c.isspace() for c in token):
+        flaw = "a space in it"
+    elif not all(" " < c < "\x7f" for c in token):
+        flaw = "a character that is not printable ASCII"
+    else:
+        return token
+    raise ValueError(f"not a valid API token: it has {flaw}; a token is one word, es_...")
 
 
 def read_upload(value: Upload, default_name: str) -> tuple[str, bytes]:
