@@ -24,7 +24,7 @@ from typing import Any
 import httpx
 
 from evalserve_client._version import __version__
-from evalserve_client.client import LEADERBOARD_FORMATS, RUN_ID, Client, check_token
+from evalserve_client.client import LEADERBOARD_FORMATS, RUN_ID, Client
 from evalserve_client.errors import ApiError, JobFailed, Problem, ServerUnreachable, WaitTimeout, format_problem
 from evalserve_client.progress import TerminalProgress
 
@@ -199,14 +199,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         args.parser.error(f"--server must be an http:// or https:// URL, not {args.server!r}")
     if not args.token and not getattr(args, "token_optional", False):
         args.parser.error("no API token: give --token es_... or set EVALSERVE_TOKEN")
-    if args.token:
-        try:
-            args.token = check_token(args.token)
-        except ValueError as exc:
-            args.parser.error(f"the token (--token or EVALSERVE_TOKEN) is {exc}")
     handler: Handler = args.handler
     try:
-        with Client(args.server, args.token, timeout=args.http_timeout) as client:
+        client = Client(args.server, args.token, timeout=args.http_timeout)
+    except ValueError as exc:  # the client's own checks of its arguments (a malformed token): usage errors
+        args.parser.error(str(exc))
+    try:
+        with client:
             return handler(args, client)
     except LocalProblems as exc:
         _print_problems(exc.problems)

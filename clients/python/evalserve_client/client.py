@@ -462,7 +462,7 @@ def check_token(token: str) -> str:
         flaw = "a character that is not printable ASCII"
     else:
         return token
-    raise ValueError(f"not a valid API token: it has {flaw}; a token is one word, es_...")
+    raise ValueError(f"the token given is not a valid API token: it has {flaw}; a token is one word, es_...")
 
 
 def read_upload(value: Upload, default_name: str) -> tuple[str, bytes]:
