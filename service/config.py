@@ -35,6 +35,12 @@ class Settings:
     extra: dict[str, str] = field(default_factory=dict)
 
     @property
+    def webhook_queue(self) -> str:
+        """The broker queue of webhook deliveries: apart from evaluations, so a slow receiver never holds up a
+        job (its own worker process, ``evalserve.cli.serve.webhook_worker_command``)."""
+        return f"{self.queue}.webhooks"
+
+    @property
     def embedded_broker(self) -> bool:
         return self.broker_url.startswith("sqlite")
 

@@ -102,7 +102,7 @@ def record_ping(session: Session, webhook: Webhook) -> str:
 def publish_deliveries(celery_app: Celery, ids: list[str], *, countdown: float | None = None) -> None:
     """Send a wake-up message per delivery (after ``countdown`` seconds). A broker failure is logged, not raised:
     the deliveries are in the database and the sweeper publishes them again."""
-    queue = celery_app.conf.evalserve_settings.queue
+    queue = celery_app.conf.evalserve_settings.webhook_queue
     for delivery_id in ids:
         try:
             celery_app.send_task(DELIVER_WEBHOOK_TASK, args=[delivery_id], queue=queue, countdown=countdown,

@@ -30,14 +30,29 @@ def register(sub: Any) -> None:
     w = sub.add_parser("worker", help="start an evaluation worker (same DATABASE_URL and REDIS_URL as the API)")
     w.add_argument("--concurrency", type=int, default=os.cpu_count() or 1, help="processes (default: one per CPU)")
     w.add_argument("--loglevel", default="info")
+    w.add_argument("--webhooks-only", action="store_true",
+                   help="deliver webhooks only (by default a worker runs evaluations and delivers webhooks)")
     w.set_defaults(handler=worker)
 
 
-def worker_command(concurrency: int, loglevel: str = "info", queue: str | None = None) -> list[str]:
-    """The Celery worker command line (settings, including the queue name, come from the environment)."""
-    queue = queue or Settings.from_env().queue
-    return [sys.executable, "-m", "celery", "-A", "workers.tasks", "worker", "-Q", queue,
+def worker_command(concurrency: int, loglevel: str = "info", queue: str | None = None, *,
+                   webhooks: bool = False) -> list[str]:
+    """The Celery worker command line for evaluations (settings, including the queue name, come from the
+    environment); ``webhooks`` also consumes the webhook-delivery queue (one worker doing both)."""
+    settings = Settings.from_env()
+    queue = queue or settings.queue
+    queues = f"{queue},{queue}.webhooks" if webhooks else queue
+    return [sys.executable, "-m", "celery", "-A", "workers.tasks", "worker", "-Q", queues,
             "--concurrency", str(concurrency), "--loglevel", loglevel, "--without-gossip", "--without-mingle"]
+
+
+def webhook_worker_command(concurrency: int = 4, loglevel: str = "info", queue: str | None = None) -> list[str]:
+    """The Celery worker of webhook deliveries: threads (deliveries wait on the network, not the CPU), on the
+    webhook queue only, so a slow receiver never holds an evaluation process."""
+    queue = queue or Settings.from_env().queue
+    return [sys.executable, "-m", "celery", "-A", "workers.tasks", "worker", "-Q", f"{queue}.webhooks",
+            "--pool", "threads", "--concurrency", str(concurrency), "--loglevel", loglevel,
+            "-n", f"webhooks-{os.getpid()}@%h", "--without-gossip", "--without-mingle"]
 
 
 def api_command(host: str, port: int, workers: int) -> list[str]:
@@ -46,7 +61,9 @@ def api_command(host: str, port: int, workers: int) -> list[str]:
 
 
 def worker(args: argparse.Namespace) -> int:
-    os.execv(sys.executable, worker_command(args.concurrency, args.loglevel))
+    if args.webhooks_only:
+        os.execv(sys.executable, webhook_worker_command(loglevel=args.loglevel))
+    os.execv(sys.executable, worker_command(args.concurrency, args.loglevel, webhooks=True))
 
 
 def admin_token(settings: Settings) -> str:
@@ -81,6 +98,7 @@ def serve(args: argparse.Namespace) -> int:
     children = [subprocess.Popen(api_command(args.host, args.port, args.api_workers))]
     if not args.no_worker:
         children.append(subprocess.Popen(worker_command(args.concurrency)))
+        children.append(subprocess.Popen(webhook_worker_command()))
     url = f"http://{args.host}:{args.port}"
     stopping = False
 

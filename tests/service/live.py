@@ -22,7 +22,7 @@ from typing import Any
 
 import httpx
 
-from evalserve.cli.serve import api_command, worker_command
+from evalserve.cli.serve import api_command, webhook_worker_command, worker_command
 
 ROOT = Path(__file__).resolve().parents[2]
 PG_ADMIN_URL = os.environ.get("EVALSERVE_TEST_PG", "postgresql://postgres@localhost:5432/postgres")
@@ -113,8 +113,16 @@ class LiveService:
         self.api = self._spawn(api_command("127.0.0.1", self.port, workers), "api")
         self.wait_healthy()
 
-    def start_worker(self, concurrency: int = 1) -> subprocess.Popen[bytes]:
-        proc = self._spawn(worker_command(concurrency, "info", self.env.get("EVALSERVE_QUEUE")), "worker")
+    def start_worker(self, concurrency: int = 1, *, webhooks: bool = True) -> subprocess.Popen[bytes]:
+        """A worker for evaluations and (unless ``webhooks`` is False) webhook deliveries too."""
+        proc = self._spawn(worker_command(concurrency, "info", self.env.get("EVALSERVE_QUEUE"), webhooks=webhooks),
+                           "worker")
+        self.workers.append(proc)
+        return proc
+
+    def start_webhook_worker(self, concurrency: int = 4) -> subprocess.Popen[bytes]:
+        """A worker of webhook deliveries only, as `evalserve serve` starts it beside the evaluation worker."""
+        proc = self._spawn(webhook_worker_command(concurrency, "info", self.env.get("EVALSERVE_QUEUE")), "webhooks")
         self.workers.append(proc)
         return proc
 

@@ -223,14 +223,15 @@ def test_unknown_events_and_payloads_json_cannot_hold_are_refused(world: World) 
             webhooks.record_event(s, world.task, "leaderboard.changed", {"when": object()})
 
 
-def test_publishing_sends_one_message_per_delivery_and_survives_a_broker_failure(
+def test_publishing_sends_one_message_per_delivery_on_the_webhook_queue_and_survives_a_broker_failure(
         caplog: pytest.LogCaptureFixture) -> None:
     sent: list[tuple[str, Any, dict[str, Any]]] = []
-    conf = SimpleNamespace(evalserve_settings=SimpleNamespace(queue="q1"))
+    conf = SimpleNamespace(evalserve_settings=Settings(Path("/nonexistent"), "sqlite://", "sqlite://", queue="q1"))
     app = SimpleNamespace(conf=conf, send_task=lambda name, args, **kw: sent.append((name, args, kw)))
     webhooks.publish_deliveries(app, ["dlv_a", "dlv_b"])
     assert [(name, args, kw["queue"]) for name, args, kw in sent] == [
-        ("evalserve.deliver_webhook", ["dlv_a"], "q1"), ("evalserve.deliver_webhook", ["dlv_b"], "q1")]
+        ("evalserve.deliver_webhook", ["dlv_a"], "q1.webhooks"),
+        ("evalserve.deliver_webhook", ["dlv_b"], "q1.webhooks")]
 
     def broken(*_: Any, **__: Any) -> None:
         raise ConnectionError("broker down")
