@@ -4,7 +4,9 @@ and ``check_jobs`` before anything is stored; over a quota is ``429 quota-exceed
 
 from __future__ import annotations
 
+import hashlib
 from datetime import datetime, timedelta
+from typing import Any
 
 from sqlalchemy import ColumnElement, and_, func, or_, select, union
 from sqlalchemy.orm import Session
@@ -29,30 +31,47 @@ STORAGE_RETRY_SECONDS = 3600
 ACTIVE_JOBS_RETRY_SECONDS = 30
 
 
-def stored_bytes(s: Session, owner_id: str) -> int:
-    """The size of the distinct blobs of the owner's runs and collections (judgments, intent weights, side
-    inputs); a file uploaded twice is stored, and counted, once."""
+def _owned_blobs(s: Session, owner_id: str) -> tuple[Any, set[str]]:
+    """The owner's blob hashes: a subquery (runs, judgments, intent weights) and the side inputs' (JSON) set."""
     shas = union(
         select(RunRecord.sha256.label("sha")).where(RunRecord.owner_id == owner_id),
         select(Collection.qrels_sha256.label("sha")).where(Collection.owner_id == owner_id),
         select(Collection.intent_weights_sha256.label("sha")).where(Collection.owner_id == owner_id,
                                                                     Collection.intent_weights_sha256.isnot(None)),
     ).subquery()
-    counted = set(s.execute(select(shas.c.sha)).scalars())
     side = s.execute(select(Collection.side_inputs).where(Collection.owner_id == owner_id)).scalars()
     extra = {item["sha256"] for inputs in side for item in (inputs or {}).values()
-             if isinstance(item, dict) and item.get("sha256") and item["sha256"] not in counted}
+             if isinstance(item, dict) and item.get("sha256")}
+    return shas, extra
+
+
+def stored_bytes(s: Session, owner_id: str) -> int:
+    """The size of the distinct blobs of the owner's runs and collections (judgments, intent weights, side
+    inputs); a file uploaded twice is stored, and counted, once."""
+    shas, side = _owned_blobs(s, owner_id)
     total = s.execute(select(func.coalesce(func.sum(BlobRow.size), 0))
                       .where(BlobRow.sha256.in_(select(shas.c.sha)))).scalar() or 0
+    extra = side - set(s.execute(select(shas.c.sha).where(shas.c.sha.in_(sorted(side)))).scalars()) if side else set()
     if extra:
         total += s.execute(select(func.coalesce(func.sum(BlobRow.size), 0))
                            .where(BlobRow.sha256.in_(sorted(extra)))).scalar() or 0
     return int(total)
 
 
-def check_storage(s: Session, limits: Limits, owner_id: str, incoming: int) -> None:
-    """429 when storing ``incoming`` more bytes would take the owner over ``EVALSERVE_QUOTA_STORAGE_MB``."""
+def new_bytes(s: Session, owner_id: str, files: list[bytes]) -> int:
+    """How many bytes ``files`` add to the owner's storage: files they already store (the same bytes) add none."""
+    by_sha = {hashlib.sha256(data).hexdigest(): len(data) for data in files}
+    shas, side = _owned_blobs(s, owner_id)
+    have = set(s.execute(select(shas.c.sha).where(shas.c.sha.in_(sorted(by_sha)))).scalars()) | side
+    return sum(size for sha, size in by_sha.items() if sha not in have)
+
+
+def check_storage(s: Session, limits: Limits, owner_id: str, files: list[bytes]) -> None:
+    """429 when storing ``files`` would take the owner over ``EVALSERVE_QUOTA_STORAGE_MB``."""
     if limits.storage_bytes <= 0:
+        return
+    incoming = new_bytes(s, owner_id, files)
+    if not incoming:
         return
     used = stored_bytes(s, owner_id)
     if used + incoming > limits.storage_bytes:
@@ -96,4 +115,7 @@ def check_jobs(s: Session, limits: Limits, owner_id: str, incoming: int = 1, now
 
 
 def _mb(size: int) -> str:
-    return f"{size / (1024 * 1024):.1f} MB"
+    """A size for people: bytes, KB or MB."""
+    if size < 1024:
+        return f"{size} bytes"
+    return f"{size / 1024:.1f} KB" if size < 1024 * 1024 else f"{size / (1024 * 1024):.1f} MB"

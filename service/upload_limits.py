@@ -3,7 +3,7 @@ many run files and measures per request, and the caller's storage and job quotas
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 from flask import request
 
@@ -26,11 +26,11 @@ def refuse_duplicate_fields(multi: Iterable[str] = ()) -> None:
                                    "message": "given more than once"}])
 
 
-def check_upload(*, files: int = 0, measures: int = 0, size: int = 0, jobs: int = 0,
+def check_upload(*, files: int = 0, measures: int = 0, stored: Sequence[bytes] = (), jobs: int = 0,
                  multi: Iterable[str] = ()) -> None:
     """Refuse a request that carries too much (413 ``too-many-files``, 422 for too many measures) or would take
     the caller over a quota (429 ``quota-exceeded`` with ``Retry-After``): ``files`` run files, ``measures``
-    measure names, ``size`` bytes to store, ``jobs`` jobs to queue."""
+    measure names, ``stored`` the files to store, ``jobs`` jobs to queue."""
     refuse_duplicate_fields(multi)
     st = state()
     limits = st.settings.limits
@@ -43,11 +43,11 @@ def check_upload(*, files: int = 0, measures: int = 0, size: int = 0, jobs: int 
         raise ApiProblem(422, "invalid-request", f"the request has invalid fields: measures: {message} ({measures}"
                          " measures given)", [{"field": "measures", "code": "invalid-field", "message": message,
                                                "severity": "error"}])
-    if sees_everything() or not (size or jobs):
+    if sees_everything() or not (stored or jobs):
         return
     owner = current_token().id
     with st.db.session() as s:
-        if size:
-            check_storage(s, limits, owner, size)
+        if stored:
+            check_storage(s, limits, owner, list(stored))
         if jobs:
             check_jobs(s, limits, owner, jobs)

@@ -61,7 +61,8 @@ class Collections(MethodView):
         side = {kind: (f.filename or kind, f.read()) for kind in SIDE_KINDS if (f := files.get(kind)) is not None}
         qrels_file = (qrels.filename or "qrels", qrels.read())
         weights_file = (weights.filename or "intent-weights", weights.read()) if weights else None
-        check_upload(size=sum(len(data) for _, data in (qrels_file, weights_file or ("", b""), *side.values())))
+        check_upload(stored=[qrels_file[1], *([weights_file[1]] if weights_file else []),
+                             *(data for _, data in side.values())])
         row = create_collection(state(), current_token().id, form, qrels_file, weights_file, side)
         return collection_out(row), 201, {"Location": f"/v1/collections/{row.id}"}
 

@@ -71,7 +71,7 @@ def submit(form: dict[str, Any], files: dict[str, Any]) -> Any:
     measures = [m for m in re.split(r"[\s,]+(?![^(]*\))", form["measures"]) if m]
     check_upload(files=len(uploads), measures=len(measures), multi=("run",))
     contents = [(u.filename or f"run{i + 1}", u.read()) for i, u in enumerate(uploads)]
-    check_upload(size=sum(len(data) for _, data in contents), jobs=1, multi=("run",))
+    check_upload(stored=[data for _, data in contents], jobs=1, multi=("run",))
     canonical_measures(measures)  # a bad measure name is refused before any file is stored
     runs = create_runs(st, owner, form["collection"], contents, admin=sees_everything())
     body = {**form, "measures": measures, "runs": [r.id for r in runs]}

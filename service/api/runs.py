@@ -55,7 +55,7 @@ class Runs(MethodView):
             filename, data = query.get("name") or "run", request.get_data()
         if not data:
             raise ApiProblem(422, "invalid-upload", f"{filename}: the run is empty; nothing was stored")
-        check_upload(files=1, size=len(data))
+        check_upload(files=1, stored=[data])
         row = create_run(state(), current_token().id, query["collection"], filename, data, admin=sees_everything())
         return run_out(row), 201, {"Location": f"/v1/runs/{row.id}"}
 

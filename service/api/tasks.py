@@ -326,7 +326,7 @@ class Submissions(MethodView):
         arrival = utcnow()
         upload = files["run"]
         data = upload.read()
-        check_upload(files=1, size=len(data), jobs=1)
+        check_upload(files=1, stored=[data], jobs=1)
         sub = submit(state(), current_token(), task_id, (upload.filename or "run", data),
                      description=form["description"], baseline=form["baseline"], phase_name=form.get("phase"),
                      arrival=arrival)
@@ -395,7 +395,8 @@ class Judgments(MethodView):
         side = {kind: (f.filename or kind, f.read()) for kind in SIDE_KINDS if (f := files.get(kind)) is not None}
         qrels_file = (qrels.filename or "qrels", qrels.read())
         weights_file = (weights.filename or "intent-weights", weights.read()) if weights else None
-        check_upload(size=sum(len(data) for _, data in (qrels_file, weights_file or ("", b""), *side.values())))
+        check_upload(stored=[qrels_file[1], *([weights_file[1]] if weights_file else []),
+                             *(data for _, data in side.values())])
         name = f"{task_id} judgments"
         version, jobs = new_judgments(
             state(), current_token(), task_id, {**form, "name": name, "description": form["note"]},
