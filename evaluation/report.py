@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from importlib import metadata
 from typing import Any
 
+from evaluation.csvcells import safe_cell
 from evaluation.evaluator import RunScores
 from evaluation.problems import Problem
 
@@ -97,8 +98,9 @@ def _rows(doc: Mapping[str, Any], per_topic: bool, sep: str) -> str:
     for run, by_measure in doc["runs"].items():
         for m, item in by_measure.items():
             if per_topic:
-                writer.writerows([run, m, t, repr(v)] for t, v in item["per_topic"].items())
-            writer.writerow([run, m, "all", repr(item["mean"])])
+                writer.writerows([safe_cell(run), safe_cell(m), safe_cell(t), repr(v)]
+                                 for t, v in item["per_topic"].items())
+            writer.writerow([safe_cell(run), safe_cell(m), "all", repr(item["mean"])])
     return out.getvalue()
 
 

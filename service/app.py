@@ -18,9 +18,12 @@ from evaluation.report import engine_version
 from service.api import BLUEPRINTS
 from service.blobs import BlobStore
 from service.config import Settings
+from service.datadir import secure_data_dir
 from service.db import Database
 from service.problems import PROBLEM_JSON, ProblemSchema, from_http_exception, problem_response
 from service.queue import JobQueue
+from service.ratelimits import install_rate_limits
+from service.request_guard import LimitedRequest, refuse_deep_json
 from service.state import ServiceState
 from workers.celery_app import make_celery
 
@@ -71,14 +74,16 @@ class ProblemApi(Api):  # type: ignore[misc]
 def create_app(settings: Settings | None = None, *, migrate: bool = False) -> Flask:
     """Build the API for ``settings`` (default: from the environment); ``migrate`` upgrades the schema first."""
     settings = settings or Settings.from_env()
-    settings.data_dir.mkdir(parents=True, exist_ok=True)
+    secure_data_dir(settings)
     if migrate:
         from service.migrate import upgrade
 
         upgrade(settings.database_url)
     app = Flask("evalserve")
+    app.request_class = LimitedRequest
     app.config.update(
         MAX_CONTENT_LENGTH=settings.max_upload_bytes,
+        MAX_FORM_PARTS=settings.limits.max_form_parts,
         API_TITLE="evalserve",
         API_VERSION=engine_version(),
         OPENAPI_VERSION="3.0.3",
@@ -97,6 +102,8 @@ def create_app(settings: Settings | None = None, *, migrate: bool = False) -> Fl
     db = Database(settings.database_url)
     app.extensions["evalserve"] = ServiceState(settings, db, BlobStore(settings.blob_dir),
                                                JobQueue(make_celery(settings), db))
+    install_rate_limits(app, settings)  # before the other checks: a caller over the limit costs little
+    app.before_request(refuse_deep_json)
     api = ProblemApi(app)
     for blueprint in BLUEPRINTS:
         api.register_blueprint(blueprint)

@@ -78,6 +78,37 @@ def caller_or_none() -> Token | None:
     return token
 
 
+_UNCHECKED = object()
+
+
+def _verified_header() -> Token | None:
+    """The token of a well-formed ``Authorization: Bearer`` header if it is valid, else None; looked up once per
+    request (the rate limiter keys by it before the view's ``require`` checks it)."""
+    cached = g.get("_verified_token", _UNCHECKED)
+    if cached is not _UNCHECKED:
+        found: Token | None = cached
+        return found
+    header = request.headers.get("Authorization", "")
+    token = None
+    if header.lower().startswith("bearer "):
+        token = verify(current_app.extensions["evalserve"].db, header[7:].strip())
+    g._verified_token = token
+    return token
+
+
+def caller_key() -> str:
+    """Who a request counts against for rate limits: its valid token's id, else (anonymous, or an invalid token,
+    which gets a 401 anyway) the remote address."""
+    token = _verified_header()
+    return f"token:{token.id}" if token is not None else f"addr:{request.remote_addr or '-'}"
+
+
+def caller_is_admin() -> bool:
+    """Whether the request carries a valid admin token (exempt from rate limits and quotas)."""
+    token = _verified_header()
+    return token is not None and "admin" in token.scope_set
+
+
 def _presented_token() -> Token | None:
     """The request's valid bearer token; None without an Authorization header; 401 for a bad one."""
     header = request.headers.get("Authorization", "")
@@ -86,7 +117,7 @@ def _presented_token() -> Token | None:
     if not header.lower().startswith("bearer "):
         raise ApiProblem(401, "unauthorized", "send an API token: 'Authorization: Bearer <token>'",
                          headers={"WWW-Authenticate": 'Bearer realm="evalserve"'})
-    token = verify(current_app.extensions["evalserve"].db, header[7:].strip())
+    token = _verified_header()
     if token is None:
         raise ApiProblem(401, "unauthorized", "the API token is not valid (unknown, revoked or mistyped)",
                          headers={"WWW-Authenticate": 'Bearer realm="evalserve", error="invalid_token"'})

@@ -15,6 +15,40 @@ def default_data_dir() -> Path:
 
 
 @dataclass(frozen=True)
+class Limits:
+    """Per-user limits of a public instance: request rates per token, storage and job quotas, and what one request
+    may carry. A rate is a limits string ("1200/minute", "10/hour"; empty: off); a quota of 0 is off. Admin tokens
+    are exempt from the rates and quotas (not from the per-request limits)."""
+
+    rate: str = "1200/minute"  # every request of a token (anonymous callers: per address); /health exempt
+    upload_rate: str = "60/minute"  # POSTs that upload files or queue work
+    register_rate: str = "10/hour"  # registration attempts per token and task (guessing registration codes)
+    storage_bytes: int = 1024 * 1024 * 1024  # stored runs and collections per user (distinct blobs)
+    active_jobs: int = 20  # queued + running jobs per user
+    jobs_per_day: int = 1000  # jobs per user per UTC day
+    max_measures: int = 200  # measures per evaluation request
+    max_runs_per_request: int = 100  # run files (or stored runs) per request
+    max_form_parts: int = 1000  # multipart parts (files and fields) of one request
+
+    @classmethod
+    def from_env(cls, env: dict[str, str]) -> Limits:
+        """``EVALSERVE_RATE_LIMIT`` (default 1200/minute), ``EVALSERVE_UPLOAD_RATE_LIMIT`` (60/minute),
+        ``EVALSERVE_REGISTER_RATE_LIMIT`` (10/hour), ``EVALSERVE_QUOTA_STORAGE_MB`` (1024),
+        ``EVALSERVE_QUOTA_ACTIVE_JOBS`` (20), ``EVALSERVE_QUOTA_JOBS_PER_DAY`` (1000),
+        ``EVALSERVE_MAX_RUNS_PER_REQUEST`` (100), ``EVALSERVE_MAX_FORM_PARTS`` (1000)."""
+        return cls(
+            rate=env.get("EVALSERVE_RATE_LIMIT", cls.rate).strip(),
+            upload_rate=env.get("EVALSERVE_UPLOAD_RATE_LIMIT", cls.upload_rate).strip(),
+            register_rate=env.get("EVALSERVE_REGISTER_RATE_LIMIT", cls.register_rate).strip(),
+            storage_bytes=int(float(env.get("EVALSERVE_QUOTA_STORAGE_MB", "1024")) * 1024 * 1024),
+            active_jobs=int(env.get("EVALSERVE_QUOTA_ACTIVE_JOBS", str(cls.active_jobs))),
+            jobs_per_day=int(env.get("EVALSERVE_QUOTA_JOBS_PER_DAY", str(cls.jobs_per_day))),
+            max_runs_per_request=int(env.get("EVALSERVE_MAX_RUNS_PER_REQUEST", str(cls.max_runs_per_request))),
+            max_form_parts=int(env.get("EVALSERVE_MAX_FORM_PARTS", str(cls.max_form_parts))),
+        )
+
+
+@dataclass(frozen=True)
 class Settings:
     """What a deployment is configured with; ``from_env`` documents each variable."""
 
@@ -32,6 +66,7 @@ class Settings:
     webhook_max_attempts: int = 8  # a webhook delivery still failing after this many attempts is marked failed
     webhook_backoff_seconds: float = 30.0  # the wait after a delivery's first failed attempt; doubled each time
     webhook_timeout_seconds: float = 10.0  # one delivery attempt's connect/read/write timeout
+    limits: Limits = field(default_factory=lambda: Limits())
     extra: dict[str, str] = field(default_factory=dict)
 
     @property
@@ -51,7 +86,7 @@ class Settings:
         ``EVALSERVE_MAX_UPLOAD_MB``, ``EVALSERVE_LEASE_SECONDS``, ``EVALSERVE_REQUEUE_AFTER_SECONDS``,
         ``EVALSERVE_SWEEP_SECONDS``, ``EVALSERVE_JOB_TIME_LIMIT_SECONDS``, ``EVALSERVE_MAX_ATTEMPTS``,
         ``EVALSERVE_QUEUE``, ``EVALSERVE_WEBHOOK_MAX_ATTEMPTS`` (default 8), ``EVALSERVE_WEBHOOK_BACKOFF_SECONDS``
-        (default 30), ``EVALSERVE_WEBHOOK_TIMEOUT_SECONDS`` (default 10)."""
+        (default 30), ``EVALSERVE_WEBHOOK_TIMEOUT_SECONDS`` (default 10); the per-user limits: ``Limits.from_env``."""
         env = dict(os.environ if environ is None else environ)
         data_dir = Path(env.get("EVALSERVE_DATA_DIR") or default_data_dir()).expanduser()
         database_url = _normalise_database_url(env.get("DATABASE_URL") or f"sqlite:///{data_dir / 'evalserve.db'}")
@@ -72,6 +107,7 @@ class Settings:
             webhook_max_attempts=int(env.get("EVALSERVE_WEBHOOK_MAX_ATTEMPTS", "8")),
             webhook_backoff_seconds=float(env.get("EVALSERVE_WEBHOOK_BACKOFF_SECONDS", "30")),
             webhook_timeout_seconds=float(env.get("EVALSERVE_WEBHOOK_TIMEOUT_SECONDS", "10")),
+            limits=Limits.from_env(env),
         )
 
 

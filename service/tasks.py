@@ -4,6 +4,7 @@ the API's views and the workers both call these with a session or the service st
 
 from __future__ import annotations
 
+import hmac
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -186,7 +187,8 @@ def register(st: ServiceState, token: Token, task_id: str, team: str, code: str 
         if task is None:
             raise ApiProblem(404, "not-found", f"no task {task_id}")
         organiser = token.id == task.owner_id or "admin" in token.scope_set
-        code_ok = task.registration_code is not None and code == task.registration_code
+        code_ok = code is not None and task.registration_code is not None and hmac.compare_digest(
+            code.encode(), task.registration_code.encode())
         if not organiser and not code_ok:
             if task.visibility == "private" and task.registration != "open":
                 raise ApiProblem(404, "not-found", f"no task {task_id}")  # a private task is not revealed

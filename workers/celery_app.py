@@ -22,7 +22,7 @@ def make_celery(settings: Settings) -> Celery:
     app = Celery("evalserve", broker=settings.broker_url, include=["workers.tasks"])
     transport_options: dict[str, object] = {}
     if settings.embedded_broker:
-        settings.data_dir.mkdir(parents=True, exist_ok=True)
+        settings.data_dir.mkdir(parents=True, mode=0o700, exist_ok=True)  # service.datadir tightens files
         app.conf.broker_transport = "workers.embedded_broker:Transport"
         transport_options = {"polling_interval": 0.2}
     else:

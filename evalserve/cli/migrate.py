@@ -22,10 +22,11 @@ def run(args: argparse.Namespace) -> int:
     from sqlalchemy import create_engine
     from sqlalchemy.engine import make_url
 
+    from service.datadir import secure_data_dir
     from service.migrate import upgrade
 
     settings = Settings.from_env()
-    settings.data_dir.mkdir(parents=True, exist_ok=True)
+    secure_data_dir(settings)
     upgrade(settings.database_url, args.revision)
     engine = create_engine(settings.database_url)
     try:

@@ -89,10 +89,11 @@ def admin_token(settings: Settings) -> str:
 
 
 def serve(args: argparse.Namespace) -> int:
+    from service.datadir import secure_data_dir
     from service.migrate import upgrade
 
     settings = Settings.from_env()
-    settings.data_dir.mkdir(parents=True, exist_ok=True)
+    secure_data_dir(settings)
     upgrade(settings.database_url)
     token = admin_token(settings)
     children = [subprocess.Popen(api_command(args.host, args.port, args.api_workers))]

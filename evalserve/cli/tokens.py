@@ -27,11 +27,12 @@ def register(sub: Any) -> None:
 
 
 def _db() -> Any:
+    from service.datadir import secure_data_dir
     from service.db import Database
     from service.migrate import upgrade
 
     settings = Settings.from_env()
-    settings.data_dir.mkdir(parents=True, exist_ok=True)
+    secure_data_dir(settings)
     upgrade(settings.database_url)
     return Database(settings.database_url)
 

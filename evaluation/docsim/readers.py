@@ -181,6 +181,9 @@ def _json_record(raw: str, number: int, log: ProblemLog) -> tuple[str, str] | No
     except json.JSONDecodeError as exc:
         log.add("text-bad-json", f"not a JSON object: {exc.msg}", line=number, column=exc.colno)
         return None
+    except RecursionError:
+        log.add("text-bad-json", "not a JSON object: nested too deeply", line=number, column=1)
+        return None
     if not isinstance(record, dict) or not isinstance(record.get("docno"), str) \
             or not isinstance(record.get("text"), str):
         log.add("text-bad-record", 'each JSON line must be an object with string "docno" and "text"',

@@ -126,7 +126,14 @@ def parse_hierarchies(source: SourceLike) -> Parsed[Hierarchies]:
     except json.JSONDecodeError as exc:
         log.add("hierarchy-not-json", f"not a JSON document: {exc.msg}", line=exc.lineno, column=exc.colno)
         return Parsed.from_log(None, log)
-    value = _document(doc, log, blob.name)
+    except RecursionError:
+        log.add("hierarchy-too-deep", "the JSON document nests too deeply to be read")
+        return Parsed.from_log(None, log)
+    try:
+        value = _document(doc, log, blob.name)
+    except RecursionError:
+        log.add("hierarchy-too-deep", "the hierarchy nests too deeply to be read")
+        return Parsed.from_log(None, log)
     return Parsed.from_log(value, log)
 
 

@@ -10,6 +10,7 @@ import unicodedata
 from datetime import date, datetime, time
 from typing import Any
 
+from evaluation.csvcells import safe_cell
 from evaluation.leaderboard.ranking import Leaderboard, SignificanceSettings
 
 _LATEX_SPECIAL = {
@@ -47,14 +48,14 @@ def to_csv(board: Leaderboard) -> str:
     """One line per row: values in full precision (``repr``), ``better_than`` as the ranks of the beaten rows."""
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
-    writer.writerow(["rank", "key", "label", "baseline", *board.measures, "delta_best", "delta_baseline",
-                     "better_than"])
+    writer.writerow(["rank", "key", "label", "baseline", *map(safe_cell, board.measures), "delta_best",
+                     "delta_baseline", "better_than"])
     rank_of = {r.key: r.rank for r in board.rows}
     for r in board.rows:
         writer.writerow([
             r.rank,
-            r.key,
-            r.label,
+            safe_cell(r.key),
+            safe_cell(r.label),
             "true" if r.baseline else "false",
             *(repr(r.scores[m]) for m in board.measures),
             repr(r.delta_best),

@@ -26,6 +26,7 @@ from service.models import Collection
 from service.problems import PROBLEM_JSON, ApiProblem, ProblemSchema
 from service.schemas import CollectionFilesSchema, CollectionFormSchema, CollectionSchema
 from service.state import state
+from service.upload_limits import check_upload
 from service.uploads import create_collection
 
 blp = Blueprint("collections", __name__, url_prefix="/v1/collections", description="Test collections")
@@ -49,17 +50,20 @@ class Collections(MethodView):
     @blp.arguments(CollectionFilesSchema, location="files")
     @blp.response(201, CollectionSchema)
     @blp.alt_response(422, schema=ProblemSchema, content_type=PROBLEM_JSON,
-                      description="the judgments have errors (all of them listed)")
+                      description="the judgments have errors (all of them listed), or a field is given twice")
+    @blp.alt_response(429, schema=ProblemSchema, content_type=PROBLEM_JSON,
+                      description="over the rate limit or the storage quota (Retry-After); nothing is stored")
     def post(self, form: dict[str, Any], files: dict[str, Any]) -> Any:
         """Create a collection from a judgments file (multipart field ``qrels``), optional intent weights and the
         side inputs some measures need (item scores, hierarchies, ...: one field per kind)."""
         qrels = files["qrels"]
         weights = files.get("intent_weights")
         side = {kind: (f.filename or kind, f.read()) for kind in SIDE_KINDS if (f := files.get(kind)) is not None}
-        row = create_collection(
-            state(), current_token().id, form, (qrels.filename or "qrels", qrels.read()),
-            (weights.filename or "intent-weights", weights.read()) if weights else None, side,
-        )
+        qrels_file = (qrels.filename or "qrels", qrels.read())
+        weights_file = (weights.filename or "intent-weights", weights.read()) if weights else None
+        check_upload(stored=[qrels_file[1], *([weights_file[1]] if weights_file else []),
+                             *(data for _, data in side.values())])
+        row = create_collection(state(), current_token().id, form, qrels_file, weights_file, side)
         return collection_out(row), 201, {"Location": f"/v1/collections/{row.id}"}
 
 

@@ -22,9 +22,13 @@ from service.schemas import (
     SubmissionFormSchema,
 )
 from service.state import state
+from service.upload_limits import check_upload
 from service.uploads import create_runs
 
 blp = Blueprint("evaluations", __name__, url_prefix="/v1", description="Evaluation requests")
+OVER_LIMIT = {"schema": ProblemSchema, "content_type": PROBLEM_JSON,
+              "description": "over the rate limit (rate-limited) or a quota of jobs or storage (quota-exceeded), with"
+                             " Retry-After; nothing is stored"}
 
 
 def _accepted(job: Any) -> Any:
@@ -38,8 +42,10 @@ def _accepted(job: Any) -> Any:
 @blp.response(202, JobSchema)
 @blp.alt_response(422, schema=ProblemSchema, content_type=PROBLEM_JSON,
                   description="unknown measure, run of another collection, ...")
+@blp.alt_response(429, **OVER_LIMIT)
 def evaluate(body: dict[str, Any]) -> Any:
     """Queue an evaluation of stored runs; poll the job at ``Location``."""
+    check_upload(measures=len(body["measures"]), jobs=1)
     job = submit_evaluation(state(), current_token().id, sees_everything(), body)
     return _accepted(job)
 
@@ -51,7 +57,11 @@ def evaluate(body: dict[str, Any]) -> Any:
 @blp.arguments(SubmissionFilesSchema, location="files")
 @blp.response(202, JobSchema)
 @blp.alt_response(422, schema=ProblemSchema, content_type=PROBLEM_JSON,
-                  description="a run file has errors (nothing is stored)")
+                  description="a run file has errors, more than 200 measures, a field given twice (nothing is"
+                              " stored)")
+@blp.alt_response(413, schema=ProblemSchema, content_type=PROBLEM_JSON,
+                  description="more run files than the server takes in one request (too-many-files)")
+@blp.alt_response(429, **OVER_LIMIT)
 def submit(form: dict[str, Any], files: dict[str, Any]) -> Any:
     """Upload one or more run files (field ``run``, repeated) and evaluate them in one call."""
     uploads = request.files.getlist("run")
@@ -59,7 +69,9 @@ def submit(form: dict[str, Any], files: dict[str, Any]) -> Any:
         raise ApiProblem(422, "invalid-request", "send at least one run file in the 'run' field")
     st, owner = state(), current_token().id
     measures = [m for m in re.split(r"[\s,]+(?![^(]*\))", form["measures"]) if m]
+    check_upload(files=len(uploads), measures=len(measures), multi=("run",))
     contents = [(u.filename or f"run{i + 1}", u.read()) for i, u in enumerate(uploads)]
+    check_upload(stored=[data for _, data in contents], jobs=1, multi=("run",))
     canonical_measures(measures)  # a bad measure name is refused before any file is stored
     runs = create_runs(st, owner, form["collection"], contents, admin=sees_everything())
     body = {**form, "measures": measures, "runs": [r.id for r in runs]}
@@ -77,8 +89,10 @@ def submit(form: dict[str, Any], files: dict[str, Any]) -> Any:
                   description="the evaluation job has not succeeded")
 @blp.alt_response(422, schema=ProblemSchema, content_type=PROBLEM_JSON,
                   description="unknown method or option, measure not evaluated, ...")
+@blp.alt_response(429, **OVER_LIMIT)
 def meta_evaluate(body: dict[str, Any]) -> Any:
     """Queue a meta-evaluation (unanimity, discriminative power, significance, correlation, preference agreement)
     of an evaluation job's per-topic results, or of runs evaluated first; poll the job at ``Location``."""
+    check_upload(measures=len(body.get("measures") or []), jobs=1)
     job = submit_meta_evaluation(state(), current_token().id, sees_everything(), body)
     return _accepted(job)

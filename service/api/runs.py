@@ -16,6 +16,7 @@ from service.models import RunRecord
 from service.problems import PROBLEM_JSON, ApiProblem, ProblemSchema
 from service.schemas import RunFilesSchema, RunFormSchema, RunSchema
 from service.state import state
+from service.upload_limits import check_upload
 from service.uploads import create_run
 
 blp = Blueprint("runs", __name__, url_prefix="/v1/runs", description="Runs")
@@ -39,7 +40,9 @@ class Runs(MethodView):
     @blp.arguments(RunFilesSchema, location="files")
     @blp.response(201, RunSchema)
     @blp.alt_response(422, schema=ProblemSchema, content_type=PROBLEM_JSON,
-                      description="the run has errors (all of them listed)")
+                      description="the run has errors (all of them listed), or a field is given twice")
+    @blp.alt_response(429, schema=ProblemSchema, content_type=PROBLEM_JSON,
+                      description="over the rate limit or the storage quota (Retry-After); nothing is stored")
     def post(self, query: dict[str, Any], files: dict[str, Any]) -> Any:
         """Upload a run for a collection (``?collection=ID``): multipart field ``run``, or the file as the raw
         request body with ``?name=FILE`` (``Content-Encoding: gzip`` or gzip bytes accepted)."""
@@ -52,6 +55,7 @@ class Runs(MethodView):
             filename, data = query.get("name") or "run", request.get_data()
         if not data:
             raise ApiProblem(422, "invalid-upload", f"{filename}: the run is empty; nothing was stored")
+        check_upload(files=1, stored=[data])
         row = create_run(state(), current_token().id, query["collection"], filename, data, admin=sees_everything())
         return run_out(row), 201, {"Location": f"/v1/runs/{row.id}"}
 

@@ -60,6 +60,7 @@ from service.task_schemas import (
 from service.tasks import add_phase, create_task, new_judgments, register, select_submission, submit, task_phases
 from service.tasks import update_phase as change_phase
 from service.tasks import update_task as change_task
+from service.upload_limits import check_upload
 
 blp = Blueprint("tasks", __name__, url_prefix="/v1/tasks", description="Shared tasks and leaderboards")
 
@@ -274,6 +275,9 @@ class Participants(MethodView):
     @blp.alt_response(404, **NOT_FOUND)
     @blp.alt_response(409, schema=ProblemSchema, content_type=PROBLEM_JSON,
                       description="already registered, or the team name is taken")
+    @blp.alt_response(429, schema=ProblemSchema, content_type=PROBLEM_JSON,
+                      description="too many registration attempts for this task (EVALSERVE_REGISTER_RATE_LIMIT;"
+                                  " Retry-After)")
     def post(self, body: dict[str, Any], task_id: str) -> Any:
         """Register the caller for the task under a team name."""
         participant = register(state(), current_token(), task_id, body["team"], body.get("code"))
@@ -314,13 +318,16 @@ class Submissions(MethodView):
     @blp.alt_response(422, schema=ProblemSchema, content_type=PROBLEM_JSON,
                       description="the run has errors (all of them listed); nothing is stored")
     @blp.alt_response(429, schema=ProblemSchema, content_type=PROBLEM_JSON,
-                      description="the participant's quota for the day (Retry-After) or the phase is used up")
+                      description="the participant's quota for the day (Retry-After) or the phase is used up, or"
+                                  " the caller's rate limit, storage or job quota (quota-exceeded, rate-limited)")
     def post(self, form: dict[str, Any], files: dict[str, Any], task_id: str) -> Any:
         """Submit a run (multipart field ``run``) with a description: checked against the deadline (UTC, at
         arrival) and your quota, validated, stored and queued for evaluation with the official measures."""
         arrival = utcnow()
         upload = files["run"]
-        sub = submit(state(), current_token(), task_id, (upload.filename or "run", upload.read()),
+        data = upload.read()
+        check_upload(files=1, stored=[data], jobs=1)
+        sub = submit(state(), current_token(), task_id, (upload.filename or "run", data),
                      description=form["description"], baseline=form["baseline"], phase_name=form.get("phase"),
                      arrival=arrival)
         with state().db.session() as s:
@@ -377,18 +384,23 @@ class Judgments(MethodView):
     @blp.alt_response(403, **FORBIDDEN)
     @blp.alt_response(404, **NOT_FOUND)
     @blp.alt_response(422, schema=ProblemSchema, content_type=PROBLEM_JSON,
-                      description="the judgments have errors (all of them listed)")
+                      description="the judgments have errors (all of them listed), or a field is given twice")
+    @blp.alt_response(429, schema=ProblemSchema, content_type=PROBLEM_JSON,
+                      description="over the rate limit or the storage quota (Retry-After); nothing is stored")
     def post(self, form: dict[str, Any], files: dict[str, Any], task_id: str) -> Any:
         """Install new judgments (multipart, as for a collection) as the next version and re-evaluate every
         submission against them; earlier versions and their results stay (``?version=`` on the leaderboard)."""
         qrels = files["qrels"]
         weights = files.get("intent_weights")
         side = {kind: (f.filename or kind, f.read()) for kind in SIDE_KINDS if (f := files.get(kind)) is not None}
+        qrels_file = (qrels.filename or "qrels", qrels.read())
+        weights_file = (weights.filename or "intent-weights", weights.read()) if weights else None
+        check_upload(stored=[qrels_file[1], *([weights_file[1]] if weights_file else []),
+                             *(data for _, data in side.values())])
         name = f"{task_id} judgments"
         version, jobs = new_judgments(
             state(), current_token(), task_id, {**form, "name": name, "description": form["note"]},
-            (qrels.filename or "qrels", qrels.read()),
-            (weights.filename or "intent-weights", weights.read()) if weights else None, side)
+            qrels_file, weights_file, side)
         return {"version": version.version, "collection": version.collection_id, "note": version.note,
                 "jobs": jobs}, 202
 
