@@ -9,10 +9,13 @@ import datetime as dt
 import ipaddress
 import socket
 import ssl
+import threading
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+import httpcore
 import pytest
 
 from service import webhook_http, webhook_targets, webhooks
@@ -160,8 +163,6 @@ def test_the_connection_goes_to_the_checked_address_with_the_urls_host(
 
 
 def test_the_pinned_backend_refuses_another_host() -> None:
-    import httpcore
-
     target = webhook_targets.Target(webhook_targets.parse("http://hooks.test/").url, "http", "hooks.test", 80,
                                     ("127.0.0.1",))
     with pytest.raises(httpcore.ConnectError):
@@ -327,3 +328,33 @@ def test_ping_wait_is_zero_for_a_fresh_webhook(world: World) -> None:
         hook = s.get(Webhook, hook_id)
         assert hook is not None
         assert webhooks.ping_wait_seconds(s, hook, world.settings) == 0.0
+
+
+def test_a_receiver_dripping_its_answer_is_cut_off_at_the_attempts_deadline() -> None:
+    """Every byte within the timeout, the whole answer never (12 s of drip): the attempt ends after twice the
+    timeout (1 s here; the bound checked leaves slack)."""
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(1)
+    port = int(server.getsockname()[1])
+
+    def drip() -> None:
+        conn, _ = server.accept()
+        with conn:
+            conn.recv(65536)
+            for byte in b"HTTP/1.1 200 OK\r\nX-Slow: " + b"a" * 100:
+                try:
+                    conn.sendall(bytes([byte]))
+                except OSError:
+                    return
+                time.sleep(0.1)
+
+    thread = threading.Thread(target=drip, daemon=True)
+    thread.start()
+    target = check(f"http://127.0.0.1:{port}/", LOOPBACK_ONLY)
+    started = time.monotonic()
+    with pytest.raises(httpcore.ReadTimeout):
+        webhook_http.post(target, b"{}", {}, 0.5)
+    assert time.monotonic() - started < 5.0
+    thread.join(15)
+    server.close()
