@@ -6,6 +6,10 @@ A delivery's life: ``record_event`` adds it (pending, due now) in the caller's t
 UPDATE (two workers never send the same attempt), POSTs it, and records ``delivered``, the next attempt's time,
 or ``failed``. Messages lost by the broker or a crashed worker are found again by the sweeper (``due_deliveries``):
 the database, not the broker, is the source of truth.
+
+Every attempt checks its URL again and connects only to the addresses checked (``service.webhook_targets``,
+``service.webhook_http``); the log records a fixed vocabulary of errors (``ERRORS``), the details go to the
+server's log: the delivery log must not tell an open port from a closed one.
 """
 
 from __future__ import annotations
