@@ -5,7 +5,10 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
+from ipaddress import IPv4Network, IPv6Network
 from pathlib import Path
+
+from service.webhook_targets import parse_networks
 
 
 def default_data_dir() -> Path:
@@ -67,6 +70,11 @@ class Settings:
     webhook_backoff_seconds: float = 30.0  # the wait after a delivery's first failed attempt; doubled each time
     webhook_timeout_seconds: float = 10.0  # one delivery attempt's connect/read/write timeout
     limits: Limits = field(default_factory=lambda: Limits())
+    # networks webhooks may be sent to although they are not public (loopback, private...): empty by default
+    webhook_allow_networks: tuple[IPv4Network | IPv6Network, ...] = ()
+    max_webhooks_per_task: int = 20  # active webhooks of one task
+    webhook_ping_interval_seconds: float = 10.0  # one ping per webhook per this many seconds
+    webhook_task_pings_per_minute: int = 10  # pings over all of a task's webhooks in any 60 s
     extra: dict[str, str] = field(default_factory=dict)
 
     @property
@@ -86,7 +94,10 @@ class Settings:
         ``EVALSERVE_MAX_UPLOAD_MB``, ``EVALSERVE_LEASE_SECONDS``, ``EVALSERVE_REQUEUE_AFTER_SECONDS``,
         ``EVALSERVE_SWEEP_SECONDS``, ``EVALSERVE_JOB_TIME_LIMIT_SECONDS``, ``EVALSERVE_MAX_ATTEMPTS``,
         ``EVALSERVE_QUEUE``, ``EVALSERVE_WEBHOOK_MAX_ATTEMPTS`` (default 8), ``EVALSERVE_WEBHOOK_BACKOFF_SECONDS``
-        (default 30), ``EVALSERVE_WEBHOOK_TIMEOUT_SECONDS`` (default 10); the per-user limits: ``Limits.from_env``."""
+        (default 30), ``EVALSERVE_WEBHOOK_TIMEOUT_SECONDS`` (default 10), ``EVALSERVE_WEBHOOK_ALLOW_NETWORKS``
+        (comma-separated CIDRs, default none), ``EVALSERVE_MAX_WEBHOOKS_PER_TASK`` (default 20),
+        ``EVALSERVE_WEBHOOK_PING_INTERVAL_SECONDS`` (default 10), ``EVALSERVE_WEBHOOK_TASK_PINGS_PER_MINUTE``
+        (default 10); the per-user limits: ``Limits.from_env``."""
         env = dict(os.environ if environ is None else environ)
         data_dir = Path(env.get("EVALSERVE_DATA_DIR") or default_data_dir()).expanduser()
         database_url = _normalise_database_url(env.get("DATABASE_URL") or f"sqlite:///{data_dir / 'evalserve.db'}")
@@ -108,6 +119,10 @@ class Settings:
             webhook_backoff_seconds=float(env.get("EVALSERVE_WEBHOOK_BACKOFF_SECONDS", "30")),
             webhook_timeout_seconds=float(env.get("EVALSERVE_WEBHOOK_TIMEOUT_SECONDS", "10")),
             limits=Limits.from_env(env),
+            webhook_allow_networks=parse_networks(env.get("EVALSERVE_WEBHOOK_ALLOW_NETWORKS", "")),
+            max_webhooks_per_task=int(env.get("EVALSERVE_MAX_WEBHOOKS_PER_TASK", "20")),
+            webhook_ping_interval_seconds=float(env.get("EVALSERVE_WEBHOOK_PING_INTERVAL_SECONDS", "10")),
+            webhook_task_pings_per_minute=int(env.get("EVALSERVE_WEBHOOK_TASK_PINGS_PER_MINUTE", "10")),
         )
 
 

@@ -6,6 +6,10 @@ A delivery's life: ``record_event`` adds it (pending, due now) in the caller's t
 UPDATE (two workers never send the same attempt), POSTs it, and records ``delivered``, the next attempt's time,
 or ``failed``. Messages lost by the broker or a crashed worker are found again by the sweeper (``due_deliveries``):
 the database, not the broker, is the source of truth.
+
+Every attempt checks its URL again and connects only to the addresses checked (``service.webhook_targets``,
+``service.webhook_http``); the log records a fixed vocabulary of errors (``ERRORS``), the details go to the
+server's log: the delivery log must not tell an open port from a closed one.
 """
 
 from __future__ import annotations
@@ -20,12 +24,12 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-import httpx
 from celery import Celery
-from sqlalchemy import and_, or_, select, update
+from sqlalchemy import and_, func, or_, select, update
 from sqlalchemy.orm import Session
 
 from evaluation.report import engine_version
+from service import webhook_http, webhook_targets
 from service.config import Settings
 from service.db import Database
 from service.models import WEBHOOK_EVENTS, Webhook, WebhookDelivery, as_utc, new_id, utcnow
@@ -41,6 +45,18 @@ SIGNATURE_TOLERANCE_SECONDS = 300.0
 MAX_BACKOFF_SECONDS = 3600.0
 JITTER = 0.1  # up to 10% added to each wait, so deliveries that failed together do not retry together
 OUTCOMES = ("delivered", "retry", "failed", "skipped")
+#: the errors a delivery log shows (stored as such; details are logged on the server only): an attempt's
+HTTP_STATUS = "http-status"  # the receiver answered with a non-2xx status (shown beside it)
+REDIRECT_NOT_FOLLOWED = "redirect-not-followed"  # it answered 3xx: redirects are not followed
+NO_RESPONSE = "no-response"  # no HTTP answer: refused, timed out, reset, TLS failure -- never which
+TARGET_REFUSED = "target-refused"  # the host now resolves to an address webhooks are not sent to; not sent
+TARGET_UNRESOLVABLE = "target-unresolvable"  # the host does not resolve any more; not sent
+ATTEMPT_ERRORS = (HTTP_STATUS, REDIRECT_NOT_FOLLOWED, NO_RESPONSE, TARGET_REFUSED, TARGET_UNRESOLVABLE)
+# ... and a delivery's settled without an attempt
+WEBHOOK_DELETED = "webhook-deleted"  # its webhook was deleted before the attempt
+WORKER_LOST = "worker-lost"  # its last allowed attempt's worker died before recording an outcome
+ERRORS = (*ATTEMPT_ERRORS, WEBHOOK_DELETED, WORKER_LOST)
+PING_WINDOW_SECONDS = 60.0  # the window of ``Settings.webhook_task_pings_per_minute``
 
 
 # --- signatures ----------------------------------------------------------------------------------------------------
@@ -174,7 +190,7 @@ def deliver(db: Database, delivery_id: str, settings: Settings) -> str:
     if attempt is None:
         return outcome
     started, at = time.monotonic(), utcnow()
-    status, error = _post(attempt, settings.webhook_timeout_seconds)
+    status, error = _post(attempt, settings)
     entry = {"attempt": attempt.number, "at": at.isoformat(), "status": status, "error": error,
              "duration_ms": round((time.monotonic() - started) * 1000, 1)}
     now = utcnow()
@@ -219,9 +235,9 @@ def _claim(db: Database, delivery_id: str, settings: Settings) -> tuple[_Attempt
         hook = s.get(Webhook, row.webhook_id)
         giving_up = None
         if hook is None or not hook.active:
-            giving_up = "the webhook was deleted; not sent"
+            giving_up = WEBHOOK_DELETED
         elif seen >= settings.webhook_max_attempts:
-            giving_up = f"gave up after {seen} attempts (the last one's worker stopped before it finished)"
+            giving_up = WORKER_LOST  # the last allowed attempt's worker stopped before it finished
         if giving_up is not None:
             settled = s.execute(_update().where(mine).values(state="failed", next_attempt_at=None,
                                                              last_error=giving_up))
@@ -249,9 +265,11 @@ def user_agent() -> str:
     return f"evalserve-webhooks/{engine_version()}"
 
 
-def _post(attempt: _Attempt, timeout: float) -> tuple[int | None, str | None]:
-    """POST the signed body once, redirects not followed; (status, None) for a 2xx answer, else (status or None,
-    error). The answer's body is never read: it could be large, and showing it would leak internal services."""
+def _post(attempt: _Attempt, settings: Settings) -> tuple[int | None, str | None]:
+    """Check the target again (its DNS may have changed since registration) and POST the signed body once to the
+    addresses checked; (status, None) for a 2xx answer, else (status or None, one of ``ATTEMPT_ERRORS``). The
+    details (which address, refused or timed out) go to the server's log only: shown to the caller, they would
+    make the delivery log a port scanner. The answer's body is never read."""
     headers = {
         "Content-Type": "application/json",
         "User-Agent": user_agent(),
@@ -260,18 +278,77 @@ def _post(attempt: _Attempt, timeout: float) -> tuple[int | None, str | None]:
         "X-Evalserve-Signature": sign(attempt.secret, attempt.body, int(time.time())),
     }
     try:
-        with httpx.Client(timeout=timeout, follow_redirects=False) as client, \
-                client.stream("POST", attempt.url, content=attempt.body, headers=headers) as response:
-            status = response.status_code
-    except httpx.TimeoutException as exc:
-        return None, f"timed out after {timeout:g} s ({type(exc).__name__})"
-    except Exception as exc:  # refused, unresolvable, TLS, a URL httpx rejects: the receiver's problem, retried
-        return None, f"{type(exc).__name__}: {exc}"[:1000]
+        target = webhook_targets.check(attempt.url, settings.webhook_allow_networks)
+    except webhook_targets.TargetError as exc:
+        log.warning("webhook delivery %s not sent: %s", attempt.delivery_id, exc.reason)
+        return None, TARGET_UNRESOLVABLE if exc.code == webhook_targets.UNRESOLVABLE else TARGET_REFUSED
+    try:
+        status = webhook_http.post(target, attempt.body, headers, settings.webhook_timeout_seconds)
+    except Exception as exc:  # refused, timed out, reset, TLS: the receiver's problem, retried
+        log.info("webhook delivery %s attempt %d: no response from %s (%s): %s: %s", attempt.delivery_id,
+                 attempt.number, target.host, ",".join(target.addresses), type(exc).__name__, exc)
+        return None, NO_RESPONSE
     if 200 <= status < 300:
         return status, None
-    if 300 <= status < 400:
-        return status, f"HTTP {status}: redirects are not followed; use the final URL"
-    return status, f"HTTP {status}"
+    return status, REDIRECT_NOT_FOLLOWED if 300 <= status < 400 else HTTP_STATUS
+
+
+def public_error(stored: str | None) -> str | None:
+    """A stored error as the delivery log shows it: one of ``ERRORS``. Rows written before the vocabulary held
+    free text (connection errors that told open ports from closed ones): they are mapped, never shown."""
+    if stored is None or stored in ERRORS:
+        return stored
+    if stored.startswith("HTTP 3"):
+        return REDIRECT_NOT_FOLLOWED
+    if stored.startswith("HTTP "):
+        return HTTP_STATUS
+    if "webhook was deleted" in stored:
+        return WEBHOOK_DELETED
+    if stored.startswith("gave up after"):
+        return WORKER_LOST
+    return NO_RESPONSE
+
+
+def public_log_entry(entry: Any) -> dict[str, Any]:
+    """One attempt of a delivery's log as shown: its number, start, HTTP status and ``public_error``; the
+    duration only when the receiver answered (the time to a refusal or a timeout tells ports apart)."""
+    entry = entry if isinstance(entry, dict) else {}
+    out = {"attempt": entry.get("attempt"), "at": entry.get("at"), "status": entry.get("status"),
+           "error": public_error(entry.get("error"))}
+    if entry.get("status") is not None and entry.get("duration_ms") is not None:
+        out["duration_ms"] = entry["duration_ms"]
+    return out
+
+
+# --- ping limits -----------------------------------------------------------------------------------------------------
+
+
+def ping_wait_seconds(session: Session, hook: Webhook, settings: Settings) -> float:
+    """0 if ``hook`` may be pinged now, else the seconds until it may: one ping per webhook per
+    ``webhook_ping_interval_seconds`` and ``webhook_task_pings_per_minute`` over the task's webhooks (deleted ones
+    count too). Counted from the delivery rows, so the limit holds across API processes; the task's webhook rows
+    are locked first (a no-op UPDATE: a row lock on PostgreSQL, the write lock on SQLite) so concurrent pings of
+    one task are counted one after the other. The caller records the ping in the same transaction."""
+    session.execute(update(Webhook).where(Webhook.task_id == hook.task_id).values(active=Webhook.active)
+                    .execution_options(synchronize_session=False))
+    now = utcnow()
+    interval = timedelta(seconds=settings.webhook_ping_interval_seconds)
+    last = session.execute(select(func.max(WebhookDelivery.created_at)).where(
+        WebhookDelivery.webhook_id == hook.id, WebhookDelivery.event == PING_EVENT,
+        WebhookDelivery.created_at > now - interval)).scalar_one_or_none()
+    wait = 0.0
+    if last is not None:
+        wait = ((as_utc(last) or now) + interval - now).total_seconds()
+    window = timedelta(seconds=PING_WINDOW_SECONDS)
+    recent = session.execute(select(WebhookDelivery.created_at).join(Webhook, Webhook.id == WebhookDelivery.webhook_id)
+                             .where(Webhook.task_id == hook.task_id, WebhookDelivery.event == PING_EVENT,
+                                    WebhookDelivery.created_at > now - window)
+                             .order_by(WebhookDelivery.created_at)).scalars().all()
+    budget = max(settings.webhook_task_pings_per_minute, 0)
+    if len(recent) >= budget:
+        frees = recent[len(recent) - budget] if budget else recent[-1]  # the ping whose expiry makes room
+        wait = max(wait, ((as_utc(frees) or now) + window - now).total_seconds())
+    return max(wait, 0.0)
 
 
 def _add_delivery(session: Session, webhook_id: str, event: str, data: dict[str, Any], now: datetime) -> str:

@@ -3,6 +3,7 @@ a ping to test a receiver. Organisers only; deliveries are made by the workers (
 
 from __future__ import annotations
 
+import math
 import secrets
 from typing import Any
 
@@ -12,7 +13,7 @@ from flask_smorest import Blueprint
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
-from service import webhooks
+from service import webhook_targets, webhooks
 from service.api._common import page_of
 from service.auth import require
 from service.idempotency import idempotent
@@ -24,15 +25,15 @@ from service.task_access import organised_task
 blp = Blueprint("webhooks", __name__, url_prefix="/v1/tasks", description="Task webhooks")
 
 V = ma.validate
-#: active webhooks per task: each event is sent to every one of them
-MAX_WEBHOOKS_PER_TASK = 20
 ORGANISERS_ONLY = "the caller can see the task but does not organise it"
 
 
 class WebhookRequestSchema(ma.Schema):
     url = ma.fields.Url(required=True, schemes={"http", "https"}, require_tld=False,
-                        validate=V.Length(max=2000), metadata={"description": "where events are POSTed (http or"
-                                                                             " https; redirects are not followed)"})
+                        validate=V.Length(max=2000),
+                        metadata={"description": "where events are POSTed (http or https, no user:pass@; redirects"
+                                  " are not followed): its host must resolve to public addresses only, unless the"
+                                  " operator allows the network"})
     events = ma.fields.List(ma.fields.String(validate=V.OneOf(WEBHOOK_EVENTS)), validate=V.Length(min=1),
                             load_default=lambda: list(WEBHOOK_EVENTS),
                             metadata={"description": "events to receive (default all): "
@@ -59,8 +60,9 @@ class DeliveryAttemptSchema(ma.Schema):
     attempt = ma.fields.Integer()
     at = ma.fields.String(metadata={"description": "when the attempt started (ISO 8601, UTC)"})
     status = ma.fields.Integer(allow_none=True, metadata={"description": "the receiver's HTTP status, if any"})
-    error = ma.fields.String(allow_none=True, metadata={"description": "why the attempt failed; null if delivered"})
-    duration_ms = ma.fields.Float()
+    error = ma.fields.String(allow_none=True, metadata={"description": "why the attempt failed, one of "
+                                                        + ", ".join(webhooks.ATTEMPT_ERRORS) + "; null if delivered"})
+    duration_ms = ma.fields.Float(metadata={"description": "only when the receiver answered"})
 
 
 class DeliverySchema(ma.Schema):
@@ -71,7 +73,7 @@ class DeliverySchema(ma.Schema):
     attempts = ma.fields.Integer()
     next_attempt_at = ma.fields.DateTime(allow_none=True)
     last_status = ma.fields.Integer(allow_none=True)
-    last_error = ma.fields.String(allow_none=True)
+    last_error = ma.fields.String(allow_none=True, metadata={"description": "one of " + ", ".join(webhooks.ERRORS)})
     log = ma.fields.List(ma.fields.Nested(DeliveryAttemptSchema), metadata={"description": "every attempt"})
     payload = ma.fields.Dict(metadata={"description": "the event's data (the body's 'data' member)"})
     created_at = ma.fields.DateTime()
@@ -87,10 +89,12 @@ def webhook_out(hook: Webhook, *, secret: bool = False) -> dict[str, Any]:
 
 
 def delivery_out(d: WebhookDelivery) -> dict[str, Any]:
+    """A delivery as its log shows it: errors from the fixed vocabulary only (``webhooks.public_error``)."""
     return {"id": d.id, "webhook": d.webhook_id, "event": d.event, "state": d.state, "attempts": d.attempts,
-            "next_attempt_at": as_utc(d.next_attempt_at), "last_status": d.last_status, "last_error": d.last_error,
-            "log": d.log or [], "payload": d.payload, "created_at": as_utc(d.created_at),
-            "delivered_at": as_utc(d.delivered_at)}
+            "next_attempt_at": as_utc(d.next_attempt_at), "last_status": d.last_status,
+            "last_error": webhooks.public_error(d.last_error),
+            "log": [webhooks.public_log_entry(e) for e in d.log or []], "payload": d.payload,
+            "created_at": as_utc(d.created_at), "delivered_at": as_utc(d.delivered_at)}
 
 
 def _webhook(session: Session, task_id: str, webhook_id: str, *, active: bool = False) -> Webhook:
@@ -121,15 +125,23 @@ class Webhooks(MethodView):
     @blp.response(201, CreatedWebhookSchema)
     @blp.alt_response(403, schema=ProblemSchema, content_type=PROBLEM_JSON, description=ORGANISERS_ONLY)
     @blp.alt_response(422, schema=ProblemSchema, content_type=PROBLEM_JSON,
-                      description="an invalid URL, event or secret, or too many webhooks")
+                      description="an invalid URL, event or secret (invalid-request), a URL whose host resolves to"
+                                  " a loopback, private, link-local, multicast or reserved address"
+                                  " (webhook-target-refused) or does not resolve (webhook-target-unresolvable), or"
+                                  " too many webhooks (too-many-webhooks)")
     def post(self, body: dict[str, Any], task_id: str) -> Any:
         """Add a webhook: the task's events are POSTed to ``url``, signed with the secret returned here (once)."""
         events = [e for e in WEBHOOK_EVENTS if e in body["events"]]
-        with state().db.session() as s:
-            organised_task(s, task_id)
+        st = state()
+        with st.db.session() as s:
+            organised_task(s, task_id)  # a stranger learns nothing about targets before this
+            try:
+                webhook_targets.check(body["url"], st.settings.webhook_allow_networks)
+            except webhook_targets.TargetError as exc:
+                raise ApiProblem(422, exc.code, f"webhook URL refused: {exc.reason}") from exc
             count = s.execute(select(func.count()).select_from(Webhook)
                               .where(Webhook.task_id == task_id, Webhook.active.is_(True))).scalar_one()
-            if count >= MAX_WEBHOOKS_PER_TASK:
+            if count >= st.settings.max_webhooks_per_task:
                 raise ApiProblem(422, "too-many-webhooks", f"task {task_id} has {count} webhooks, the most allowed;"
                                  " delete one first")
             hook = Webhook(id=new_id("whk"), task_id=task_id, url=body["url"], events=events, active=True,
@@ -185,11 +197,21 @@ class Ping(MethodView):
     @blp.response(202, DeliverySchema)
     @blp.alt_response(403, schema=ProblemSchema, content_type=PROBLEM_JSON, description=ORGANISERS_ONLY)
     @blp.alt_response(404, schema=ProblemSchema, content_type=PROBLEM_JSON, description="no such active webhook")
+    @blp.alt_response(429, schema=ProblemSchema, content_type=PROBLEM_JSON,
+                      description="pinged too often: once per webhook per 10 s and 10 per task per minute by"
+                                  " default (Retry-After)")
     def post(self, task_id: str, webhook_id: str) -> Any:
         """Send a signed ``ping`` event to the webhook, to test the receiver; its outcome shows in the log."""
         st = state()
         with st.db.session() as s:
-            delivery_id = webhooks.record_ping(s, _webhook(s, task_id, webhook_id, active=True))
+            hook = _webhook(s, task_id, webhook_id, active=True)
+            wait = webhooks.ping_wait_seconds(s, hook, st.settings)
+            if wait > 0:
+                raise ApiProblem(429, "ping-rate-limited", f"webhook {webhook_id} was pinged too recently (at most"
+                                 f" one ping per webhook per {st.settings.webhook_ping_interval_seconds:g} s and"
+                                 f" {st.settings.webhook_task_pings_per_minute} per task per minute); try again"
+                                 f" in {math.ceil(wait)} s", headers={"Retry-After": str(max(1, math.ceil(wait)))})
+            delivery_id = webhooks.record_ping(s, hook)
         webhooks.publish_deliveries(st.queue.celery, [delivery_id])
         with st.db.session() as s:
             row = s.get(WebhookDelivery, delivery_id)

@@ -39,6 +39,8 @@ from tests.service.webhook_receiver import Receiver
 MEASURES = ["alpha_nDCG@20", "ERR_IA@20", "nDCG@10", "P@10"]
 #: each run is cut to its first lines: real data, quick evaluations
 LINES = 2000
+#: the webhook receiver listens on 127.0.0.1: the operator allows it (webhooks go to public hosts only)
+LIVE_ENV = {"EVALSERVE_WEBHOOK_ALLOW_NETWORKS": "127.0.0.1/32"}
 BAD_RUN = b"151 Q0 doc1 1 0.5 tag\n151 Q0 doc2 two 0.4 tag\n152 Q0 doc3 1 nan tag\n"
 NOW = datetime.now(timezone.utc)
 

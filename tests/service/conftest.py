@@ -39,13 +39,15 @@ def stack(tmp_path: Path) -> Iterator[Callable[..., LiveService]]:
 
 @pytest.fixture(scope="module", params=BACKENDS)
 def live(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveService]:
-    """A running deployment shared by a module's tests (one per backend)."""
+    """A running deployment shared by a module's tests (one per backend); a module's ``LIVE_ENV`` dict adds to
+    its environment (e.g. ``EVALSERVE_WEBHOOK_ALLOW_NETWORKS`` for a webhook receiver on 127.0.0.1)."""
     backend = str(request.param)
     _skip_unavailable(backend)
     home = tmp_path_factory.mktemp(backend)
     with ExitStack() as cleanup:
         url = cleanup.enter_context(postgres_database()) if backend == "redis-postgres" else None
-        service = LiveService(service_env(home, backend, url), logs=home)
+        extra = dict(getattr(request.module, "LIVE_ENV", {}))
+        service = LiveService(service_env(home, backend, url, **extra), logs=home)
         service.setup()
         cleanup.callback(service.stop)
         service.start_api()

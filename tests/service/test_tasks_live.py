@@ -25,6 +25,8 @@ from tests.browser import chromium, dump_dom, screenshot  # noqa: F401 -- chromi
 from tests.service.live import LiveService
 from tests.service.webhook_receiver import Receiver
 
+#: the organiser's webhook receiver listens on 127.0.0.1: the operator allows it (webhooks go to public hosts only)
+LIVE_ENV = {"EVALSERVE_WEBHOOK_ALLOW_NETWORKS": "127.0.0.1/32"}
 MEASURES = ["alpha_nDCG@20", "ERR_IA@20", "nDCG@20"]
 TEAMS = {"bob": "ql-results-cata-filtered.txt", "carol": "ql-results-catb-filtered.txt",
          "dave": "ql-results-cata.txt.gz"}

@@ -11,6 +11,7 @@ answers each request in its own thread, and the API or worker processes under te
 
 from __future__ import annotations
 
+import ssl
 import sys
 import threading
 import time
@@ -31,7 +32,7 @@ class Receiver:
     """A ``ThreadingHTTPServer`` on 127.0.0.1 (a free port) in a background thread; a context manager."""
 
     def __init__(self, statuses: list[int] | None = None, *, default: int = 200, delay: float = 0.0,
-                 path: str = "/hook") -> None:
+                 path: str = "/hook", tls: ssl.SSLContext | None = None) -> None:
         self.statuses = list(statuses or [])
         self.default = default
         self.delay = delay  # seconds to wait before answering (timeouts, overlapping deliveries)
@@ -40,6 +41,9 @@ class Receiver:
         self.requests: list[tuple[dict[str, str], bytes]] = []
         self._changed = threading.Condition()
         self._server = _QuietServer(("127.0.0.1", 0), self._handler())
+        self.tls = tls  # a server context: the receiver speaks https (``url`` then names 127.0.0.1 still)
+        if tls is not None:
+            self._server.socket = tls.wrap_socket(self._server.socket, server_side=True)
         self._server.daemon_threads = True
         self._thread = threading.Thread(target=self._server.serve_forever, name="webhook-receiver", daemon=True)
 
@@ -49,7 +53,7 @@ class Receiver:
 
     @property
     def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}{self.path}"
+        return f"{'https' if self.tls else 'http'}://127.0.0.1:{self.port}{self.path}"
 
     def __enter__(self) -> Receiver:
         self._thread.start()
