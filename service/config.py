@@ -32,6 +32,9 @@ class Settings:
     webhook_max_attempts: int = 8  # a webhook delivery still failing after this many attempts is marked failed
     webhook_backoff_seconds: float = 30.0  # the wait after a delivery's first failed attempt; doubled each time
     webhook_timeout_seconds: float = 10.0  # one delivery attempt's connect/read/write timeout
+    worker_heartbeat_seconds: float = 5.0  # how often each worker process writes its heartbeat row
+    health_worker_stale_seconds: float = 30.0  # /health is degraded when no worker heartbeated this recently
+    health_queue_stale_seconds: float = 300.0  # ... or when a job has been queued longer than this
     extra: dict[str, str] = field(default_factory=dict)
 
     @property
@@ -51,7 +54,9 @@ class Settings:
         ``EVALSERVE_MAX_UPLOAD_MB``, ``EVALSERVE_LEASE_SECONDS``, ``EVALSERVE_REQUEUE_AFTER_SECONDS``,
         ``EVALSERVE_SWEEP_SECONDS``, ``EVALSERVE_JOB_TIME_LIMIT_SECONDS``, ``EVALSERVE_MAX_ATTEMPTS``,
         ``EVALSERVE_QUEUE``, ``EVALSERVE_WEBHOOK_MAX_ATTEMPTS`` (default 8), ``EVALSERVE_WEBHOOK_BACKOFF_SECONDS``
-        (default 30), ``EVALSERVE_WEBHOOK_TIMEOUT_SECONDS`` (default 10)."""
+        (default 30), ``EVALSERVE_WEBHOOK_TIMEOUT_SECONDS`` (default 10), ``EVALSERVE_WORKER_HEARTBEAT_SECONDS``
+        (default 5), ``EVALSERVE_HEALTH_WORKER_STALE_SECONDS`` (default 30), ``EVALSERVE_HEALTH_QUEUE_STALE_SECONDS``
+        (default 300)."""
         env = dict(os.environ if environ is None else environ)
         data_dir = Path(env.get("EVALSERVE_DATA_DIR") or default_data_dir()).expanduser()
         database_url = _normalise_database_url(env.get("DATABASE_URL") or f"sqlite:///{data_dir / 'evalserve.db'}")
@@ -72,6 +77,9 @@ class Settings:
             webhook_max_attempts=int(env.get("EVALSERVE_WEBHOOK_MAX_ATTEMPTS", "8")),
             webhook_backoff_seconds=float(env.get("EVALSERVE_WEBHOOK_BACKOFF_SECONDS", "30")),
             webhook_timeout_seconds=float(env.get("EVALSERVE_WEBHOOK_TIMEOUT_SECONDS", "10")),
+            worker_heartbeat_seconds=float(env.get("EVALSERVE_WORKER_HEARTBEAT_SECONDS", "5")),
+            health_worker_stale_seconds=float(env.get("EVALSERVE_HEALTH_WORKER_STALE_SECONDS", "30")),
+            health_queue_stale_seconds=float(env.get("EVALSERVE_HEALTH_QUEUE_STALE_SECONDS", "300")),
         )
 
 
