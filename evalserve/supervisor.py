@@ -46,15 +46,25 @@ class Child:
 
 
 def _die_with_parent() -> None:
-    """In the child before exec: its own process group (so that stopping it reaches what it starts) and, on
-    Linux, SIGTERM when the supervisor dies however it dies (even SIGKILL), so no child outlives it unseen."""
-    os.setsid()
+    """In the child before exec, on Linux: SIGTERM when the supervisor dies however it dies (even SIGKILL), so
+    no child outlives it unseen. Children stay in the supervisor's process group: a signal to the group (a
+    terminal's Ctrl-C, ``kill -- -PGID``) reaches them all at once."""
     if sys.platform.startswith("linux"):
         with contextlib.suppress(Exception):
             import ctypes
 
             pr_set_pdeathsig = 1
             ctypes.CDLL(None, use_errno=True).prctl(pr_set_pdeathsig, signal.SIGTERM, 0, 0, 0)
+
+
+def _children_of(pid: int) -> list[int]:
+    """A process's own children, where /proc tells (Linux); else none."""
+    found: list[int] = []
+    with contextlib.suppress(OSError, ValueError):
+        for task in os.listdir(f"/proc/{pid}/task"):
+            with open(f"/proc/{pid}/task/{task}/children") as f:
+                found += [int(p) for p in f.read().split()]
+    return found
 
 
 class Supervisor:
@@ -69,8 +79,7 @@ class Supervisor:
         self._log = log or (lambda message: print(f"evalserve: {message}", file=sys.stderr, flush=True))
 
     def install_signals(self) -> None:
-        """Stop on SIGTERM and SIGINT (the children, in their own process groups, do not get a terminal's
-        Ctrl-C: the supervisor passes the stop on)."""
+        """Stop on SIGTERM and SIGINT."""
         def stop(*_: Any) -> None:
             self.stopping = True
 
@@ -100,7 +109,6 @@ class Supervisor:
                 child.backoff = FIRST_BACKOFF_SECONDS if ran >= STABLE_SECONDS else child.backoff
                 child.restart_at = now + child.backoff
                 child.exits.append(code)
-                _signal_group(child, signal.SIGKILL)  # what it left behind (gunicorn's workers) goes with it
                 self._log(f"{child.name} (pid {child.proc.pid}) exited with {_describe(code)} after {ran:.1f} s;"
                           f" restarting it in {child.backoff:g} s")
                 child.backoff = min(MAX_BACKOFF_SECONDS, child.backoff * 2)
@@ -117,27 +125,28 @@ class Supervisor:
         self.stop()
 
     def stop(self) -> None:
-        """SIGTERM to every child's process group; SIGKILL to what is left after the grace period."""
+        """SIGTERM to every child; SIGKILL to what is left after the grace period (and to the children's own
+        children: gunicorn's workers must not outlive their master)."""
         self.stopping = True
         for child in self.children:
             if child.alive:
-                _signal_group(child, signal.SIGTERM)
+                _signal(child.pid, signal.SIGTERM)
         deadline = time.monotonic() + self.grace_seconds
         while time.monotonic() < deadline and any(c.alive for c in self.children):
             time.sleep(0.1)
         for child in self.children:
-            if child.proc is None:
+            if child.proc is None or not child.alive:
                 continue
-            # the group too: a child's own children (gunicorn's workers) must not outlive it
-            _signal_group(child, signal.SIGKILL)
+            for pid in [*_children_of(child.proc.pid), child.proc.pid]:
+                _signal(pid, signal.SIGKILL)
             with contextlib.suppress(subprocess.TimeoutExpired):
                 child.proc.wait(timeout=2)
 
 
-def _signal_group(child: Child, sig: int) -> None:
-    assert child.proc is not None
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(child.proc.pid, sig)
+def _signal(pid: int | None, sig: int) -> None:
+    if pid is not None:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.kill(pid, sig)
 
 
 def _describe(code: int) -> str:
