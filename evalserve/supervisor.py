@@ -45,16 +45,28 @@ class Child:
         return self.proc.pid if self.proc is not None else None
 
 
+def _libc_prctl() -> Any:
+    """libc's prctl on Linux (looked up in the parent: the child between fork and exec should do little)."""
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        import ctypes
+
+        return ctypes.CDLL(None, use_errno=True).prctl
+    except (OSError, AttributeError):
+        return None
+
+
+_PRCTL = _libc_prctl()
+_PR_SET_PDEATHSIG = 1
+
+
 def _die_with_parent() -> None:
     """In the child before exec, on Linux: SIGTERM when the supervisor dies however it dies (even SIGKILL), so
     no child outlives it unseen. Children stay in the supervisor's process group: a signal to the group (a
     terminal's Ctrl-C, ``kill -- -PGID``) reaches them all at once."""
-    if sys.platform.startswith("linux"):
-        with contextlib.suppress(Exception):
-            import ctypes
-
-            pr_set_pdeathsig = 1
-            ctypes.CDLL(None, use_errno=True).prctl(pr_set_pdeathsig, signal.SIGTERM, 0, 0, 0)
+    if _PRCTL is not None:
+        _PRCTL(_PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)
 
 
 def _children_of(pid: int) -> list[int]:
