@@ -160,6 +160,18 @@ def wait_jobs(http: httpx.Client, ids: list[str], timeout: float) -> dict[str, d
     return done
 
 
+def heavy_job(http: httpx.Client, shared_data: Path) -> httpx.Response:
+    """A job that runs a while: many copies of a 49,000-line run (stored once: blobs are content-addressed)."""
+    web = shared_data / "trec-web-2012-runs" / "runs" / "ql-results-catb.txt.gz"
+    web_collection = collection(http, shared_data / "trec-web-2009-2014" / "2012" / "qrels-for-ndeval.txt")
+    runs = [http.post("/v1/runs", params={"collection": web_collection, "name": f"copy{i}.run.gz"},
+                      content=web.read_bytes()).json()["id"] for i in range(80)]
+    job = http.post("/v1/evaluations", json={"collection": web_collection, "runs": runs,
+                                             "measures": ["AP", "nDCG@10", "alpha_nDCG@20", "NRBP", "EU"]})
+    assert job.status_code == 202, job.text
+    return job
+
+
 def lease_owner_pid(served: Served, job_id: str) -> int | None:
     """The pid of the worker process holding the job's lease (``host:pid:suffix``), read from the database."""
     from service.config import Settings
@@ -189,15 +201,8 @@ def test_killed_idle_and_busy_workers_are_replaced_and_nothing_stalls(
         wait_for(lambda: len(served.evaluation_workers()) == 2 and idle[0] not in served.evaluation_workers(), 30,
                  "serve to replace the killed idle worker")
 
-        # a busy one killed mid-job: a job over many copies of a 49,000-line run
-        web = shared_data / "trec-web-2012-runs" / "runs" / "ql-results-catb.txt.gz"
-        qrels_2012 = shared_data / "trec-web-2009-2014" / "2012" / "qrels-for-ndeval.txt"
-        web_collection = collection(http, qrels_2012)
-        runs = [http.post("/v1/runs", params={"collection": web_collection, "name": f"copy{i}.run.gz"},
-                          content=web.read_bytes()).json()["id"] for i in range(30)]
-        heavy = http.post("/v1/evaluations", json={"collection": web_collection, "runs": runs,
-                                                   "measures": ["AP", "nDCG@10", "alpha_nDCG@20", "NRBP", "EU"]})
-        assert heavy.status_code == 202, heavy.text
+        # a busy one killed mid-job
+        heavy = heavy_job(http, shared_data)
         busy = wait_for(lambda: lease_owner_pid(served, heavy.json()["id"]), 60, "the heavy job to start")
         assert busy in served.evaluation_workers()
         os.kill(busy, signal.SIGKILL)
@@ -271,3 +276,14 @@ def test_health_is_degraded_while_no_worker_is_alive(tmp_path: Path) -> None:
         finally:
             LiveService.kill(proc, signal.SIGKILL)
     assert worker_command(1)[:4] == [sys.executable, "-m", "evalserve.cli.main", "worker"]
+
+
+def test_single_process_workers_enforce_the_job_time_limit(tmp_path: Path, shared_data: Path) -> None:
+    """Celery applies time limits only in its prefork pool: the solo workers apply their own."""
+    with serve(tmp_path, "--concurrency", "1", EVALSERVE_JOB_TIME_LIMIT_SECONDS="0.5") as served, \
+            served.client() as http:
+        job = heavy_job(http, shared_data).json()["id"]
+        done = wait_jobs(http, [job], timeout=120)[job]
+        assert done["state"] == "failed" and done["error"]["code"] == "time-limit", done
+        assert done["attempts"] == 1
+        assert "exited with" not in served.log.read_text(errors="replace"), "the soft limit needs no restart"
