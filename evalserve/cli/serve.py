@@ -32,7 +32,8 @@ def register(sub: Any) -> None:
     w.add_argument("--concurrency", type=int, default=os.cpu_count() or 1,
                    help="evaluation worker processes (default: one per CPU)")
     w.add_argument("--loglevel", default="info")
-    w.add_argument("--queue", default=None, help="broker queue (default: EVALSERVE_QUEUE)")
+    w.add_argument("--queue", default=None, help="broker queue (default: EVALSERVE_QUEUE, which this sets for the"
+                   " worker's processes)")
     only = w.add_mutually_exclusive_group()
     only.add_argument("--webhooks-only", action="store_true",
                       help="deliver webhooks only (by default a worker runs evaluations and delivers webhooks)")
@@ -88,6 +89,8 @@ def api_command(host: str, port: int, workers: int) -> list[str]:
 
 def worker(args: argparse.Namespace) -> int:
     """Supervise the worker's processes until SIGTERM or SIGINT."""
+    if args.queue:  # the processes' sweepers and heartbeats must agree with what they consume
+        os.environ["EVALSERVE_QUEUE"] = args.queue
     children = worker_children(max(1, args.concurrency), args.loglevel, args.queue,
                                evaluations=not args.webhooks_only, webhooks=not args.evaluations_only)
     supervisor = Supervisor(children)
