@@ -75,6 +75,9 @@ class Settings:
     max_webhooks_per_task: int = 20  # active webhooks of one task
     webhook_ping_interval_seconds: float = 10.0  # one ping per webhook per this many seconds
     webhook_task_pings_per_minute: int = 10  # pings over all of a task's webhooks in any 60 s
+    worker_heartbeat_seconds: float = 5.0  # how often each worker process writes its heartbeat row
+    health_worker_stale_seconds: float = 30.0  # /health is degraded when no worker heartbeated this recently
+    health_queue_stale_seconds: float = 300.0  # ... or when a job has been queued longer than this
     extra: dict[str, str] = field(default_factory=dict)
 
     @property
@@ -97,7 +100,9 @@ class Settings:
         (default 30), ``EVALSERVE_WEBHOOK_TIMEOUT_SECONDS`` (default 10), ``EVALSERVE_WEBHOOK_ALLOW_NETWORKS``
         (comma-separated CIDRs, default none), ``EVALSERVE_MAX_WEBHOOKS_PER_TASK`` (default 20),
         ``EVALSERVE_WEBHOOK_PING_INTERVAL_SECONDS`` (default 10), ``EVALSERVE_WEBHOOK_TASK_PINGS_PER_MINUTE``
-        (default 10); the per-user limits: ``Limits.from_env``."""
+        (default 10), ``EVALSERVE_WORKER_HEARTBEAT_SECONDS``
+        (default 5), ``EVALSERVE_HEALTH_WORKER_STALE_SECONDS`` (default 30), ``EVALSERVE_HEALTH_QUEUE_STALE_SECONDS``
+        (default 300); the per-user limits: ``Limits.from_env``."""
         env = dict(os.environ if environ is None else environ)
         data_dir = Path(env.get("EVALSERVE_DATA_DIR") or default_data_dir()).expanduser()
         database_url = _normalise_database_url(env.get("DATABASE_URL") or f"sqlite:///{data_dir / 'evalserve.db'}")
@@ -123,6 +128,9 @@ class Settings:
             max_webhooks_per_task=int(env.get("EVALSERVE_MAX_WEBHOOKS_PER_TASK", "20")),
             webhook_ping_interval_seconds=float(env.get("EVALSERVE_WEBHOOK_PING_INTERVAL_SECONDS", "10")),
             webhook_task_pings_per_minute=int(env.get("EVALSERVE_WEBHOOK_TASK_PINGS_PER_MINUTE", "10")),
+            worker_heartbeat_seconds=float(env.get("EVALSERVE_WORKER_HEARTBEAT_SECONDS", "5")),
+            health_worker_stale_seconds=float(env.get("EVALSERVE_HEALTH_WORKER_STALE_SECONDS", "30")),
+            health_queue_stale_seconds=float(env.get("EVALSERVE_HEALTH_QUEUE_STALE_SECONDS", "300")),
         )
 
 

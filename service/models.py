@@ -1,5 +1,5 @@
 """The service's tables (SQLAlchemy 2 declarative): blobs, tokens, collections, runs, jobs, idempotency records,
-and the shared tasks' tasks, phases, participants, submissions and webhooks.
+the shared tasks' tasks, phases, participants, submissions and webhooks, and the workers' heartbeats.
 
 The database is the source of truth for jobs: the broker only carries "job X is ready" messages, so a lost
 message, a dead worker or a restarted broker can always be repaired from here (``workers.recovery``).
@@ -308,3 +308,16 @@ class WebhookDelivery(Base):
     delivered_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
 
     __table_args__ = (Index("ix_webhook_deliveries_due", "state", "next_attempt_at"),)
+
+
+class WorkerHeartbeat(Base):
+    """A worker process's latest sign of life (written every few seconds; ``GET /health`` counts the recent
+    ones): its Celery node name, host, process id and the queues it consumes."""
+
+    __tablename__ = "worker_heartbeats"
+    name: Mapped[str] = mapped_column(String(200), primary_key=True)
+    host: Mapped[str] = mapped_column(String(200))
+    pid: Mapped[int] = mapped_column(Integer)
+    queues: Mapped[str] = mapped_column(String(1000))  # comma-separated
+    started_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    last_seen: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow, index=True)

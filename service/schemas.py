@@ -164,8 +164,25 @@ class PlotQuerySchema(ma.Schema):
     format = ma.fields.String(load_default="png", validate=V.OneOf(("png", "svg")))
 
 
+class HealthWorkersSchema(ma.Schema):
+    alive = ma.fields.Integer(metadata={"description": "evaluation workers that sent a heartbeat within"
+                                        " EVALSERVE_HEALTH_WORKER_STALE_SECONDS"})
+    newest_heartbeat_age_seconds = ma.fields.Float(allow_none=True, metadata={
+        "description": "seconds since the most recent heartbeat of any evaluation worker (null: none ever)"})
+
+
+class HealthQueueSchema(ma.Schema):
+    queued = ma.fields.Integer(metadata={"description": "jobs waiting for a worker"})
+    oldest_queued_age_seconds = ma.fields.Float(allow_none=True, metadata={
+        "description": "how long the oldest queued job has waited (null: none queued)"})
+
+
 class HealthSchema(ma.Schema):
-    status = ma.fields.String()
+    status = ma.fields.String(metadata={"description": "ok, or degraded: with HTTP 503 when the database or the"
+                                        " broker is down, with 200 when no worker is alive or the queue is stuck"})
     database = ma.fields.String()
     broker = ma.fields.String()
     version = ma.fields.String()
+    workers = ma.fields.Nested(HealthWorkersSchema)
+    queue = ma.fields.Nested(HealthQueueSchema)
+    problems = ma.fields.List(ma.fields.String(), metadata={"description": "why the status is degraded"})

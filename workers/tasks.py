@@ -12,15 +12,21 @@ from sqlalchemy.exc import OperationalError
 from service import webhooks
 from workers.celery_app import DELIVER_WEBHOOK_TASK, EVALUATE_TASK, app
 from workers.context import context_for
+from workers.heartbeat import install as install_heartbeat
 from workers.recovery import install as install_sweeper
 from workers.runner import run_job
+from workers.time_limit import time_limit
 
 
 @app.task(name=EVALUATE_TASK, bind=True, acks_late=True, reject_on_worker_lost=True,
           autoretry_for=(OperationalError,), retry_backoff=True, retry_backoff_max=60, max_retries=10)
 def evaluate(self: Any, job_id: str) -> str:
-    """Run evaluation job ``job_id`` (the job's row holds everything else)."""
-    return run_job(context_for(self.app), job_id, (SoftTimeLimitExceeded,))
+    """Run evaluation job ``job_id`` (the job's row holds everything else), under the job time limits (the
+    single-process workers enforce them themselves: ``workers.time_limit``)."""
+    ctx = context_for(self.app)
+    soft = ctx.settings.job_time_limit_seconds
+    with time_limit(soft, soft + 60):
+        return run_job(ctx, job_id, (SoftTimeLimitExceeded,))
 
 
 @app.task(name=DELIVER_WEBHOOK_TASK, bind=True, acks_late=True, reject_on_worker_lost=True,
@@ -37,3 +43,4 @@ def deliver_webhook(self: Any, delivery_id: str) -> str:
 
 
 install_sweeper(app)
+install_heartbeat(app)

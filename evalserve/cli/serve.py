@@ -1,49 +1,64 @@
-"""``evalserve serve``: the API (gunicorn) and a worker (Celery) on one machine, embedded defaults unless
-``DATABASE_URL``/``REDIS_URL`` say otherwise; ``evalserve worker``: one more worker, here or on another machine."""
+"""``evalserve serve``: the API (gunicorn) and workers (Celery) on one machine, embedded defaults unless
+``DATABASE_URL``/``REDIS_URL`` say otherwise; ``evalserve worker``: more workers, here or on another machine.
+Both supervise their processes (``evalserve.supervisor``): a child that dies is restarted."""
 
 from __future__ import annotations
 
 import argparse
 import os
-import signal
-import subprocess
 import sys
 import time
 import urllib.request
 from pathlib import Path
 from typing import Any
 
+from evalserve.supervisor import Child, Supervisor
 from service.config import Settings
 
 
 def register(sub: Any) -> None:
-    p = sub.add_parser("serve", help="start the HTTP API and a worker (embedded SQLite database and broker by"
-                       " default; DATABASE_URL / REDIS_URL to use PostgreSQL / Redis)")
+    p = sub.add_parser("serve", help="start the HTTP API and workers (embedded SQLite database and broker by"
+                       " default; DATABASE_URL / REDIS_URL to use PostgreSQL / Redis); restarts any that dies")
     p.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
     p.add_argument("--port", type=int, default=8000, help="port (default 8000)")
     p.add_argument("--api-workers", type=int, default=2, help="gunicorn worker processes (default 2)")
     p.add_argument("--concurrency", type=int, default=os.cpu_count() or 1,
-                   help="evaluation processes of the local worker (default: one per CPU)")
+                   help="evaluation worker processes, one job each at a time (default: one per CPU)")
     p.add_argument("--no-worker", action="store_true", help="start only the API (workers run elsewhere)")
     p.set_defaults(handler=serve)
 
-    w = sub.add_parser("worker", help="start an evaluation worker (same DATABASE_URL and REDIS_URL as the API)")
-    w.add_argument("--concurrency", type=int, default=os.cpu_count() or 1, help="processes (default: one per CPU)")
+    w = sub.add_parser("worker", help="start evaluation workers and a webhook worker, restarted if they die"
+                       " (same DATABASE_URL and REDIS_URL as the API)")
+    w.add_argument("--concurrency", type=int, default=os.cpu_count() or 1,
+                   help="evaluation worker processes (default: one per CPU)")
     w.add_argument("--loglevel", default="info")
-    w.add_argument("--webhooks-only", action="store_true",
-                   help="deliver webhooks only (by default a worker runs evaluations and delivers webhooks)")
+    w.add_argument("--queue", default=None, help="broker queue (default: EVALSERVE_QUEUE, which this sets for the"
+                   " worker's processes)")
+    only = w.add_mutually_exclusive_group()
+    only.add_argument("--webhooks-only", action="store_true",
+                      help="deliver webhooks only (by default a worker runs evaluations and delivers webhooks)")
+    only.add_argument("--evaluations-only", action="store_true", help="run evaluations only (no webhook worker)")
     w.set_defaults(handler=worker)
 
 
 def worker_command(concurrency: int, loglevel: str = "info", queue: str | None = None, *,
                    webhooks: bool = False) -> list[str]:
-    """The Celery worker command line for evaluations (settings, including the queue name, come from the
-    environment); ``webhooks`` also consumes the webhook-delivery queue (one worker doing both)."""
-    settings = Settings.from_env()
-    queue = queue or settings.queue
-    queues = f"{queue},{queue}.webhooks" if webhooks else queue
-    return [sys.executable, "-m", "celery", "-A", "workers.tasks", "worker", "-Q", queues,
-            "--concurrency", str(concurrency), "--loglevel", loglevel, "--without-gossip", "--without-mingle"]
+    """The command line of a supervised worker (``evalserve worker``): ``concurrency`` single-process evaluation
+    workers, and (``webhooks``) a webhook worker beside them."""
+    argv = [sys.executable, "-m", "evalserve.cli.main", "worker", "--concurrency", str(concurrency),
+            "--loglevel", loglevel]
+    if queue:
+        argv += ["--queue", queue]
+    return argv if webhooks else [*argv, "--evaluations-only"]
+
+
+def evaluation_worker_command(name: str, loglevel: str = "info", queue: str | None = None) -> list[str]:
+    """One evaluation worker: a Celery worker of a single process (solo pool) running one job at a time. A pool
+    of several processes does not survive a killed process on the embedded broker (the replacement blocks on
+    the pool's queue lock); a killed solo worker loses only its current job, which its lease brings back."""
+    queue = queue or Settings.from_env().queue
+    return [sys.executable, "-m", "celery", "-A", "workers.tasks", "worker", "-Q", queue, "--pool", "solo",
+            "-n", f"{name}@%h", "--loglevel", loglevel, "--without-gossip", "--without-mingle"]
 
 
 def webhook_worker_command(concurrency: int = 4, loglevel: str = "info", queue: str | None = None) -> list[str]:
@@ -55,15 +70,34 @@ def webhook_worker_command(concurrency: int = 4, loglevel: str = "info", queue: 
             "-n", f"webhooks-{os.getpid()}@%h", "--without-gossip", "--without-mingle"]
 
 
+def worker_children(concurrency: int, loglevel: str = "info", queue: str | None = None, *,
+                    evaluations: bool = True, webhooks: bool = True) -> list[Child]:
+    """The supervised processes of a worker: ``concurrency`` evaluation workers (node names unique per
+    supervisor: ``eval<i>-<pid>@host``) and a webhook worker."""
+    tag = os.getpid()
+    children = [Child(f"evaluation worker {i}", evaluation_worker_command(f"eval{i}-{tag}", loglevel, queue))
+                for i in range(1, concurrency + 1)] if evaluations else []
+    if webhooks:
+        children.append(Child("webhook worker", webhook_worker_command(loglevel=loglevel, queue=queue)))
+    return children
+
+
 def api_command(host: str, port: int, workers: int) -> list[str]:
     return [sys.executable, "-m", "gunicorn", "--bind", f"{host}:{port}", "--workers", str(workers),
             "--timeout", "300", "--graceful-timeout", "30", "--access-logfile", "-", "service.wsgi:app"]
 
 
 def worker(args: argparse.Namespace) -> int:
-    if args.webhooks_only:
-        os.execv(sys.executable, webhook_worker_command(loglevel=args.loglevel))
-    os.execv(sys.executable, worker_command(args.concurrency, args.loglevel, webhooks=True))
+    """Supervise the worker's processes until SIGTERM or SIGINT."""
+    if args.queue:  # the processes' sweepers and heartbeats must agree with what they consume
+        os.environ["EVALSERVE_QUEUE"] = args.queue
+    children = worker_children(max(1, args.concurrency), args.loglevel, args.queue,
+                               evaluations=not args.webhooks_only, webhooks=not args.evaluations_only)
+    supervisor = Supervisor(children)
+    supervisor.install_signals()
+    supervisor.start()
+    supervisor.run()
+    return 0
 
 
 def admin_token(settings: Settings) -> str:
@@ -96,45 +130,38 @@ def serve(args: argparse.Namespace) -> int:
     secure_data_dir(settings)
     upgrade(settings.database_url)
     token = admin_token(settings)
-    children = [subprocess.Popen(api_command(args.host, args.port, args.api_workers))]
-    if not args.no_worker:
-        children.append(subprocess.Popen(worker_command(args.concurrency)))
-        children.append(subprocess.Popen(webhook_worker_command()))
+    api = Child("API", api_command(args.host, args.port, args.api_workers))
+    children = [api] if args.no_worker else [api, *worker_children(max(1, args.concurrency))]
+    supervisor = Supervisor(children)
+    supervisor.install_signals()
+    supervisor.start()
     url = f"http://{args.host}:{args.port}"
-    stopping = False
-
-    def stop(*_: Any) -> None:
-        nonlocal stopping
-        stopping = True
-
-    signal.signal(signal.SIGTERM, stop)
-    signal.signal(signal.SIGINT, stop)
-    if _wait_healthy(url, children):
-        backend = "embedded (SQLite database and broker in " + str(settings.data_dir) + ")"
-        if not settings.database_url.startswith("sqlite") or not settings.embedded_broker:
-            backend = "DATABASE_URL / REDIS_URL"
-        print(f"evalserve is running at {url}  (API docs: {url}/docs)\n"
-              f"  backend: {backend}\n  admin token: {token}\n"
-              f"  (also in {Path(settings.data_dir) / 'admin-token'}); stop with Ctrl-C", flush=True)
-    while not stopping and all(c.poll() is None for c in children):
-        time.sleep(0.5)
-    for c in children:
-        if c.poll() is None:
-            c.terminate()
-    for c in children:
-        try:
-            c.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            c.kill()
-    failed = [c for c in children if c.returncode not in (0, -signal.SIGTERM, None)]
-    return 1 if failed and not stopping else 0
+    if not _wait_healthy(url, supervisor, api):
+        asked_to_stop = supervisor.stopping
+        supervisor.stop()
+        if asked_to_stop:
+            return 0
+        print(f"evalserve: the API did not start on {url} (its messages are above)", file=sys.stderr)
+        return 1
+    backend = "embedded (SQLite database and broker in " + str(settings.data_dir) + ")"
+    if not settings.database_url.startswith("sqlite") or not settings.embedded_broker:
+        backend = "DATABASE_URL / REDIS_URL"
+    print(f"evalserve is running at {url}  (API docs: {url}/docs)\n"
+          f"  backend: {backend}\n  admin token: {token}\n"
+          f"  (also in {Path(settings.data_dir) / 'admin-token'}); stop with Ctrl-C", flush=True)
+    supervisor.run()  # until SIGTERM or SIGINT; restarts whatever dies meanwhile
+    return 0
 
 
-def _wait_healthy(url: str, children: list[subprocess.Popen[bytes]], timeout: float = 60.0) -> bool:
+def _wait_healthy(url: str, supervisor: Supervisor, api: Child, timeout: float = 60.0) -> bool:
+    """Wait for the API's first 200 on /health (workers that die meanwhile are restarted); False if the API
+    exits first (e.g. its port is taken), the wait times out, or a stop signal arrives."""
     deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if any(c.poll() is not None for c in children):
+    while time.monotonic() < deadline and not supervisor.stopping:
+        if api.proc is not None and api.proc.poll() is not None:
+            api.exits.append(api.proc.returncode)
             return False
+        supervisor.check()
         try:
             with urllib.request.urlopen(url + "/health", timeout=2) as response:
                 if response.status == 200:

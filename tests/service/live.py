@@ -114,7 +114,8 @@ class LiveService:
         self.wait_healthy()
 
     def start_worker(self, concurrency: int = 1, *, webhooks: bool = True) -> subprocess.Popen[bytes]:
-        """A worker for evaluations and (unless ``webhooks`` is False) webhook deliveries too."""
+        """A supervised worker (``evalserve worker``): ``concurrency`` single-process evaluation workers and
+        (unless ``webhooks`` is False) a webhook worker beside them; ``kill`` stops them all (one process group)."""
         proc = self._spawn(worker_command(concurrency, "info", self.env.get("EVALSERVE_QUEUE"), webhooks=webhooks),
                            "worker")
         self.workers.append(proc)

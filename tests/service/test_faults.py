@@ -65,7 +65,7 @@ def test_a_worker_killed_mid_job_loses_nothing(stack: Callable[..., LiveService]
         worker = service.start_worker()
         running = service.wait_job(http, job_id, states=("running", "succeeded"), timeout=60)
         assert running["state"] == "running", "the job finished before it could be interrupted; make it heavier"
-        LiveService.kill(worker, signal.SIGKILL)  # the worker and its pool processes, without warning
+        LiveService.kill(worker, signal.SIGKILL)  # the worker's supervisor and its processes, without warning
         assert http.get(f"/v1/jobs/{job_id}").json()["state"] == "running", "nobody finished it"
         service.start_worker()  # a fresh worker: its sweeper finds the expired lease and re-publishes the job
         done = service.wait_job(http, job_id, timeout=180)
