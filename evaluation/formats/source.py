@@ -159,6 +159,8 @@ class _Meter:
 
     def feed(self, data: bytes, lo: int, hi: int) -> None:
         """Account for ``data[lo:hi]``, the next decoded bytes."""
+        if hi <= lo:
+            return
         self.total += hi - lo
         if self.total > self.limits.max_bytes:
             self._too_large()
@@ -169,7 +171,7 @@ class _Meter:
                        " (a gzip file must start with its magic bytes to be decompressed)", line)
         if self.document is None:
             self._sniff(data, lo, hi)
-        newlines = data.count(b"\n", lo, hi)
+        newlines = int(np.count_nonzero(np.frombuffer(data, dtype=np.uint8, count=hi - lo, offset=lo) == 10))
         if not newlines:
             self.current += hi - lo
         else:
