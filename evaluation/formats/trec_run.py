@@ -20,6 +20,8 @@ from evaluation.formats.keys import (
     intern_words,
 )
 from evaluation.formats.lexer import (
+    PADDED_FACTOR,
+    PADDED_MIN,
     Rows,
     decode,
     field_starts,
@@ -48,6 +50,7 @@ _CHUNK_MAX = 1 << 21
 _LINE_ROOM = 1 << 16  # spare room in the read buffer for a line cut at the end of a read
 _READ_MIN = 1 << 23  # read buffer size, bytes
 _READ_MAX = 1 << 24
+_DOCNO_MAX = 256  # longer docnos take the general path (which bounds the padded docno column)
 
 
 def parse_run(source: SourceLike, name: str | None = None) -> Parsed[Run]:
@@ -219,7 +222,9 @@ def _parse_plain(chunks: Chunks, name: str) -> Run | None:
     tag: np.ndarray | None = None
     hashes: list[np.ndarray] = []
     lines = 0
+    size = 0
     for buf, begin, end in chunks:
+        size += end - begin
         ends = simple_rows(buf, begin, end, COLUMNS)
         if ends is None:
             return None
@@ -235,7 +240,7 @@ def _parse_plain(chunks: Chunks, name: str) -> Run | None:
             return None
         lengths = {j: ends[:, j] - starts[j] for j in (0, 2, 5)}
         longest = {j: int(lengths[j].max()) for j in (0, 2, 5)}
-        if longest[0] > 16 or longest[5] > 32:
+        if longest[0] > 16 or longest[5] > 32 or longest[2] > _DOCNO_MAX:
             return None
         score, bad = parse_floats(buf, starts[4], ends[:, 4])
         if bad.any() or np.isnan(score).any():
@@ -263,6 +268,8 @@ def _parse_plain(chunks: Chunks, name: str) -> Run | None:
         return None
     topics, topic_of = intern_runs(np.concatenate(heads), np.concatenate(runs))
     width = max(d.shape[1] for d in docnos)
+    if topic_of.size * 8 * width > max(PADDED_MIN, PADDED_FACTOR * size):
+        return None  # a few long docnos among many lines: the general path refuses it (field-too-long)
     words = np.zeros((topic_of.size, width), dtype=np.uint64)
     at = 0
     for d in docnos:

@@ -50,12 +50,18 @@ def _gzip(path: Path, block: bytes, total: int) -> Path:
 @pytest.fixture(scope="session")
 def bombs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     """zeros-1g / zeros-2g: 1 and 2 GiB of NUL bytes; lines-300m: 300 MB of run lines (16.7 M of them); blanks-1g:
-    1 GiB of 1023-space lines, text within every line cap, only too large."""
+    1 GiB of 1023-space lines, text within every line cap, only too large; long-field: one long docno among many
+    lines (read padded, it would take gigabytes)."""
     home = tmp_path_factory.mktemp("bombs")
     zeros = bytes(MIB)
     lines = LINE * (MIB // len(LINE))
     blanks = (b" " * 1023 + b"\n") * 1024
+    long_field = home / "long-field.run.gz"  # 5 MB: 200,000 lines, one with a 64 KiB docno (13 GB padded)
+    lines_200k = [b"%d Q0 doc%d %d 1.0 tag\n" % (i // 1000, i, i % 1000) for i in range(200_000)]
+    lines_200k[5] = b"0 Q0 " + b"x" * 65536 + b" 5 1.0 tag\n"
+    _gzip(long_field, b"".join(lines_200k), len(b"".join(lines_200k)))
     return {
+        "long-field": long_field,
         "zeros-1g": _gzip(home / "zeros-1g.run.gz", zeros, 1024 * MIB),
         "zeros-2g": _gzip(home / "zeros-2g.run.gz", zeros, 2048 * MIB),
         "lines-300m": _gzip(home / "lines-300m.run.gz", lines, 300 * 1000 * 1000),
@@ -141,6 +147,7 @@ CASES = [  # (bomb, route, status, code)
     ("lines-300m", "/v1/submissions", 422, "too-many-lines"),
     ("zeros-2g", "/v1/submissions", 422, "binary-input"),
     ("lines-300m", "/v1/collections", 422, "too-many-lines"),
+    ("long-field", "raw", 422, "field-too-long"),
 ]
 
 

@@ -150,3 +150,24 @@ def test_gzip_members_anywhere_decode_to_the_text_and_caps_hold_exactly(
         assert fits
     except InputError as exc:
         assert not fits, exc
+
+
+def test_one_long_field_among_many_lines_is_refused_not_padded_into_gigabytes() -> None:
+    lines = [b"%d Q0 doc%d %d 1.0 tag\n" % (i // 1000, i, i % 1000) for i in range(200_000)]
+    lines[5] = b"0 Q0 " + b"x" * 65536 + b" 5 1.0 tag\n"  # padded to it, the docno column would take 13 GB
+    tracemalloc.start()
+    try:
+        parsed = parse_run(Blob.from_bytes(b"".join(lines), "long.run"))
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert [(p.code, p.line, p.column) for p in parsed.problems] == [("field-too-long", 6, 6)]
+    assert peak < 200 << 20, f"peak {peak >> 20} MiB"
+    qrels = b"".join(b"1 0 d%d 1\n" % i for i in range(100_000)) + b"1 0 " + b"y" * 65536 + b" 1\n"
+    assert [p.code for p in parse_qrels(Blob.from_bytes(qrels, "q")).problems] == ["field-too-long"]
+
+
+def test_a_quoted_field_is_cut_in_messages() -> None:
+    parsed = parse_run(Blob.from_bytes(b"1 Q0 d1 1 " + b"x" * 100_000 + b" tag\n", "r"))
+    (problem,) = parsed.errors
+    assert problem.code == "score-not-numeric" and len(problem.message) < 300 and "..." in problem.message
