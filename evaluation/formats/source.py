@@ -237,21 +237,23 @@ def display_name(path: str | os.PathLike[str]) -> str:
 
 
 def load(source: SourceLike, name: str | None = None, limits: DecodeLimits | None = None) -> Blob:
-    """Read an input fully into memory; problems opening it become an InputError (never a traceback). A plain
-    file larger than ``limits.max_bytes`` is refused before it is read."""
+    """Read an input fully into memory; problems opening it become an InputError (never a traceback). A file
+    (even gzip) larger than ``limits.max_bytes`` as it is is refused before it is read whole."""
     if isinstance(source, Blob):
         return source
     limits = limits or DEFAULT_LIMITS
     text = os.fspath(source)
+    too_large = _Meter(limits, name or ("<stdin>" if text == "-" else text), compressed=False)._too_large
     if text == "-":
-        return Blob.from_bytes(sys.stdin.buffer.read(), name or "<stdin>", limits)
+        data = sys.stdin.buffer.read(limits.max_bytes + 1)
+        if len(data) > limits.max_bytes:
+            too_large()
+        return Blob.from_bytes(data, name or "<stdin>", limits)
     label = name or text
     try:
         with open(text, "rb") as handle:
-            size = os.fstat(handle.fileno()).st_size
-            if size > limits.max_bytes and handle.read(2) != GZIP_MAGIC:
-                _Meter(limits, label, compressed=False)._too_large()
-            handle.seek(0)
+            if os.fstat(handle.fileno()).st_size > limits.max_bytes:
+                too_large()
             data = handle.read()
     except FileNotFoundError:
         raise InputError.single("file-not-found", f"no such file: {text}", label) from None
