@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from sqlalchemy.orm import Session
 
 from evaluation.formats import Blob
+from evaluation.formats.source import DecodeLimits
 from service.blobs import BlobStore
 from service.models import Collection
 
@@ -20,13 +21,15 @@ class CollectionFiles:
     side: dict[str, Blob] = field(default_factory=dict)
 
 
-def collection_files(session: Session, blobs: BlobStore, collection: Collection) -> CollectionFiles:
-    """Load every file of ``collection`` under the file name it was uploaded with."""
+def collection_files(session: Session, blobs: BlobStore, collection: Collection,
+                     limits: DecodeLimits | None = None) -> CollectionFiles:
+    """Load every file of ``collection`` under the file name it was uploaded with, decoded under ``limits``
+    (the deployment's, ``Settings.decode_limits``; the engine's defaults when None)."""
     weights = None
     if collection.intent_weights_sha256:
         weights = Blob.from_bytes(blobs.get(session, collection.intent_weights_sha256),
-                                  collection.intent_weights_filename or "intent-weights")
-    side = {kind: Blob.from_bytes(blobs.get(session, info["sha256"]), info["filename"])
+                                  collection.intent_weights_filename or "intent-weights", limits)
+    side = {kind: Blob.from_bytes(blobs.get(session, info["sha256"]), info["filename"], limits)
             for kind, info in (collection.side_inputs or {}).items()}
-    qrels = Blob.from_bytes(blobs.get(session, collection.qrels_sha256), collection.qrels_filename)
+    qrels = Blob.from_bytes(blobs.get(session, collection.qrels_sha256), collection.qrels_filename, limits)
     return CollectionFiles(qrels, collection.qrels_format, weights, side)

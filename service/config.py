@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from ipaddress import IPv4Network, IPv6Network
 from pathlib import Path
 
+from evaluation.formats.source import DecodeLimits
 from service.webhook_targets import parse_networks
 
 
@@ -60,6 +61,9 @@ class Settings:
     broker_url: str
     blob_dir: Path | None = None  # None: blobs live in the database (every worker can read them)
     max_upload_bytes: int = 512 * 1024 * 1024
+    max_decompressed_bytes: int = 2048 * 1024 * 1024  # one upload (or stored file) once gunzipped
+    max_line_bytes: int = DecodeLimits.max_line_bytes  # one line of a line-based input (JSON documents exempt)
+    max_lines: int = DecodeLimits.max_lines  # lines of one input (an MS MARCO run has 7 million)
     lease_seconds: float = 60.0  # a running job whose worker stopped renewing its lease this long is re-run
     requeue_after_seconds: float = 120.0  # a queued job not picked up this long is published to the broker again
     sweep_every_seconds: float = 10.0
@@ -87,6 +91,11 @@ class Settings:
         return f"{self.queue}.webhooks"
 
     @property
+    def decode_limits(self) -> DecodeLimits:
+        """The caps every upload is decoded under, in the API and again when a worker reads a stored file."""
+        return DecodeLimits(self.max_decompressed_bytes, self.max_line_bytes, self.max_lines)
+
+    @property
     def embedded_broker(self) -> bool:
         return self.broker_url.startswith("sqlite")
 
@@ -94,7 +103,9 @@ class Settings:
     def from_env(cls, environ: dict[str, str] | None = None) -> Settings:
         """``EVALSERVE_DATA_DIR`` (default ``~/.local/share/evalserve``), ``DATABASE_URL`` (default SQLite in the
         data dir), ``REDIS_URL`` (default: an embedded SQLite broker in the data dir), ``EVALSERVE_BLOB_DIR``,
-        ``EVALSERVE_MAX_UPLOAD_MB``, ``EVALSERVE_LEASE_SECONDS``, ``EVALSERVE_REQUEUE_AFTER_SECONDS``,
+        ``EVALSERVE_MAX_UPLOAD_MB``, ``EVALSERVE_MAX_DECOMPRESSED_MB`` (default: 20 x the upload limit or 2048,
+        whichever is lower), ``EVALSERVE_MAX_LINE_BYTES`` (default 8 MiB), ``EVALSERVE_MAX_LINES`` (default
+        10,000,000), ``EVALSERVE_LEASE_SECONDS``, ``EVALSERVE_REQUEUE_AFTER_SECONDS``,
         ``EVALSERVE_SWEEP_SECONDS``, ``EVALSERVE_JOB_TIME_LIMIT_SECONDS``, ``EVALSERVE_MAX_ATTEMPTS``,
         ``EVALSERVE_QUEUE``, ``EVALSERVE_WEBHOOK_MAX_ATTEMPTS`` (default 8), ``EVALSERVE_WEBHOOK_BACKOFF_SECONDS``
         (default 30), ``EVALSERVE_WEBHOOK_TIMEOUT_SECONDS`` (default 10), ``EVALSERVE_WEBHOOK_ALLOW_NETWORKS``
@@ -108,12 +119,17 @@ class Settings:
         database_url = _normalise_database_url(env.get("DATABASE_URL") or f"sqlite:///{data_dir / 'evalserve.db'}")
         broker_url = env.get("REDIS_URL") or f"sqlite:///{data_dir / 'broker.db'}"
         blob_dir = env.get("EVALSERVE_BLOB_DIR")
+        max_upload_bytes = int(float(env.get("EVALSERVE_MAX_UPLOAD_MB", "512")) * 1024 * 1024)
+        decode = DecodeLimits.from_env(env, max_bytes=min(20 * max_upload_bytes, DecodeLimits.max_bytes))
         return cls(
             data_dir=data_dir,
             database_url=database_url,
             broker_url=broker_url,
             blob_dir=Path(blob_dir).expanduser() if blob_dir else None,
-            max_upload_bytes=int(float(env.get("EVALSERVE_MAX_UPLOAD_MB", "512")) * 1024 * 1024),
+            max_upload_bytes=max_upload_bytes,
+            max_decompressed_bytes=decode.max_bytes,
+            max_line_bytes=decode.max_line_bytes,
+            max_lines=decode.max_lines,
             lease_seconds=float(env.get("EVALSERVE_LEASE_SECONDS", "60")),
             requeue_after_seconds=float(env.get("EVALSERVE_REQUEUE_AFTER_SECONDS", "120")),
             sweep_every_seconds=float(env.get("EVALSERVE_SWEEP_SECONDS", "10")),

@@ -288,7 +288,7 @@ def submit(st: ServiceState, token: Token, task_id: str, upload: tuple[str, byte
         phase = _submission_phase(s, access, phase_name, at)
         if not access.organiser:
             _check_quota(s, phase, access.participant, at)
-    checked = check_runs([upload])[0]
+    checked = check_runs([upload], st.settings.decode_limits)[0]
     with st.db.session() as s:
         # first the write that serialises this participant's submissions (a row lock; SQLite's write lock)
         s.execute(update(Participant).where(Participant.id == access.participant.id)

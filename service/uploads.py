@@ -1,5 +1,7 @@
 """Validating and storing uploads: the engine's readers check every file before anything is stored, and a file
-with errors is refused with all its problems (422); what is accepted is committed before the API answers."""
+with errors is refused with all its problems (422); what is accepted is committed before the API answers.
+Every file is decoded under the deployment's ``DecodeLimits``: one that decompresses past the cap is a 413,
+one with too long or too many lines, or binary (NUL bytes), a 422 -- found while decoding, before memory grows."""
 
 from __future__ import annotations
 
@@ -9,6 +11,7 @@ from typing import Any
 from sqlalchemy.orm import Session
 
 from evaluation.formats import Blob, parse_intent_weights, parse_run
+from evaluation.formats.source import TOO_LARGE_CODES, DecodeLimits
 from evaluation.model import Run
 from evaluation.pipeline import parse_judgments
 from evaluation.problems import InputError, Parsed
@@ -18,11 +21,17 @@ from service.problems import ApiProblem
 from service.state import ServiceState
 
 
-def to_blob(data: bytes, filename: str) -> Blob:
-    """Upload bytes as an engine input (gzip decompressed); a corrupt gzip stream is a 422 problem."""
+def to_blob(data: bytes, filename: str, limits: DecodeLimits) -> Blob:
+    """Upload bytes as an engine input (gzip decompressed under ``limits``): a file too large once decompressed
+    is a 413 problem (code ``decompressed-too-large``/``input-too-large``), any other decoding problem (corrupt
+    gzip, ``line-too-long``, ``too-many-lines``, ``binary-input``) a 422."""
     try:
-        return Blob.from_bytes(data, filename)
+        return Blob.from_bytes(data, filename, limits)
     except InputError as exc:
+        big = next((p for p in exc.problems if p.code in TOO_LARGE_CODES), None)
+        if big is not None:
+            raise ApiProblem(413, big.code, f"{filename}: {big.message}; nothing was stored",
+                             exc.as_dicts()) from None
         raise _refused(filename, exc.as_dicts(), exc.omitted) from None
 
 
@@ -42,17 +51,18 @@ def create_collection(st: ServiceState, owner_id: str, form: dict[str, Any], qre
                       intent_weights: tuple[str, bytes] | None,
                       side: dict[str, tuple[str, bytes]] | None = None) -> Collection:
     """Validate the judgments (intent weights, side inputs) and store the collection; immutable from now on."""
-    qrels_blob = to_blob(qrels[1], qrels[0])
+    limits = st.settings.decode_limits
+    qrels_blob = to_blob(qrels[1], qrels[0], limits)
     parsed_judgments = parse_judgments(qrels_blob, form["qrels_format"])
     judged, _ = _checked(parsed_judgments, qrels[0])  # an EvALL gold's own weights are re-read by the worker
     warnings = [p.as_dict() for p in parsed_judgments.warnings]
     weights_sha = None
     if intent_weights is not None:
-        parsed = parse_intent_weights(to_blob(intent_weights[1], intent_weights[0]))
+        parsed = parse_intent_weights(to_blob(intent_weights[1], intent_weights[0], limits))
         _checked(parsed, intent_weights[0])
         warnings += [p.as_dict() for p in parsed.warnings]
     for kind, (filename, data) in (side or {}).items():
-        parsed = side_reader(kind)(to_blob(data, filename))
+        parsed = side_reader(kind)(to_blob(data, filename, limits))
         _checked(parsed, filename)
         warnings += [p.as_dict() for p in parsed.warnings]
     with st.db.session() as s:
@@ -89,17 +99,19 @@ class CheckedRun:
     warnings: list[dict[str, Any]]
 
 
-def check_runs(files: list[tuple[str, bytes]]) -> list[CheckedRun]:
+def check_runs(files: list[tuple[str, bytes]], limits: DecodeLimits) -> list[CheckedRun]:
     """Validate every run file: all pass, or a 422 with the problems of every refused file (each problem names
-    its file in ``source``)."""
+    its file in ``source``); a file too large once decompressed is a 413 at once."""
     checked: list[CheckedRun] = []
     problems: list[dict[str, Any]] = []
     refused: list[str] = []
     for filename, data in files:
         try:
-            parsed = parse_run(to_blob(data, filename))
+            parsed = parse_run(to_blob(data, filename, limits))
             run = _checked(parsed, filename)
         except ApiProblem as exc:
+            if exc.code == 413:
+                raise
             refused.append(filename)
             problems.extend(exc.problems)
             continue
@@ -127,7 +139,7 @@ def create_runs(st: ServiceState, owner_id: str, collection_id: str, files: list
                 admin: bool = False) -> list[RunRecord]:
     """Validate every run file, then store all of them in one transaction -- or none. Runs for a hidden
     collection (a task's judgments) are refused like a missing collection unless the caller owns it."""
-    checked = check_runs(files)
+    checked = check_runs(files, st.settings.decode_limits)
     with st.db.session() as s:
         collection = s.get(Collection, collection_id)
         if collection is None or (collection.hidden and not admin and collection.owner_id != owner_id):

@@ -181,12 +181,12 @@ def _run_evaluation(ctx: WorkerContext, claim: jobs.Claim, lease: Lease) -> Repo
     with ctx.db.session() as s:
         collection = s.get(Collection, claim.collection_id)
         assert collection is not None
-        files = collection_files(s, ctx.blobs, collection)
+        files = collection_files(s, ctx.blobs, collection, ctx.settings.decode_limits)
         runs = []
         for run_id in request["runs"]:
             record = s.get(RunRecord, run_id)
             assert record is not None
-            runs.append(Blob.from_bytes(ctx.blobs.get(s, record.sha256), record.filename))
+            runs.append(Blob.from_bytes(ctx.blobs.get(s, record.sha256), record.filename, ctx.settings.decode_limits))
     started = time.monotonic()
     # reading the runs is the first half of the work, evaluating them the second
     inputs = load_inputs(files.qrels, runs, qrels_format=files.qrels_format, intent_weights=files.intent_weights,

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from evaluation.formats import load
+from evaluation.formats.source import DecodeLimits
 from evaluation.judged_ranking import TOPIC_POLICIES
 from evaluation.measures.registry import default_registry
 from evaluation.pipeline import QRELS_FORMATS, Opened, load_inputs, run_evaluation
@@ -83,9 +84,10 @@ def side_files(args: argparse.Namespace) -> dict[str, Opened]:
 
 
 def open_input(path: str) -> Opened:
-    """The file's bytes, or the error met opening it (reported together with every other input's problems)."""
+    """The file's bytes, or the error met opening it (reported together with every other input's problems);
+    decoded under the limits the service uses (``EVALSERVE_MAX_DECOMPRESSED_MB`` ..., ``DecodeLimits``)."""
     try:
-        return load(path)
+        return load(path, limits=DecodeLimits.from_env())
     except InputError as exc:
         return exc
 

@@ -13,6 +13,7 @@ from typing import Any
 from evalserve.cli.evaluate import open_input, side_files
 from evaluation.formats import load
 from evaluation.formats.preferences import parse_preferences
+from evaluation.formats.source import DecodeLimits
 from evaluation.judged_ranking import TOPIC_POLICIES
 from evaluation.meta.methods import METHODS, run_method
 from evaluation.meta.render import render_text
@@ -72,7 +73,7 @@ def score_table(args: argparse.Namespace) -> ScoreTable:
         if args.qrels or args.runs:
             raise InputError.single("conflicting-inputs", "give either --results or --qrels with --run, not both")
         try:
-            doc = json.loads(load(args.results).data)
+            doc = json.loads(load(args.results, limits=DecodeLimits.from_env()).data)
         except json.JSONDecodeError as exc:
             raise InputError.single("not-json", f"not a results JSON document: {exc}", args.results) from None
         return ScoreTable.from_document(doc, args.measures)

@@ -30,7 +30,7 @@ def assemble_qrels(
     """Build Qrels from per-row fields; repeated (topic, intent, docno) rows are errors when their grades
     differ and warnings otherwise (kept once). ``scope`` names the key in messages."""
     if len(rows) == 0 and not log.has_errors:
-        log.add("empty-qrels", "the judgments file has no judgments", severity="warning")
+        log.add("empty-qrels", "the judgments file has no judgments")
     docnos, doc = unique_strings(docno)
     doc = doc.astype(np.int64).ravel()
     order = _row_order(topic, doc, intent, len(topics), docnos.size, len(intents))

@@ -20,6 +20,11 @@ ByteArray = npt.NDArray[np.uint8]
 _NEWLINE = 10
 _HASH = 35
 _MASKS = np.array([(1 << (8 * k)) - 1 for k in range(9)], dtype=np.uint64)  # low k bytes
+#: Columns are copied padded to their longest field, so one long field costs (lines x its length): a column may
+#: take at most this many times the input's size (or ``PADDED_MIN``), else the input is refused (field-too-long).
+PADDED_FACTOR = 8
+PADDED_MIN = 64 << 20
+_QUOTE = 120  # bytes of a field quoted in a message
 
 
 @dataclass(frozen=True)
@@ -205,7 +210,8 @@ def select_rows(fields: Fields, ncols: int, log: ProblemLog, what: str, *, extra
         starts = fields.starts.reshape(-1, ncols)
         if not bool((fields.buf[starts[:, 0]] == _HASH).any()):
             lines = np.arange(1, counts.size + 1, dtype=np.int64)
-            return Rows(fields.buf, starts, fields.ends.reshape(-1, ncols), lines, fields.line_start)
+            return _bounded(Rows(fields.buf, starts, fields.ends.reshape(-1, ncols), lines, fields.line_start),
+                            log, what)
     content = counts > 0
     if content.any():
         first_tok = np.where(content, fields.first, 0)
@@ -230,7 +236,25 @@ def select_rows(fields: Fields, ncols: int, log: ProblemLog, what: str, *, extra
         _report_column_counts(fields, bad, ncols, log, what)
     lines = np.flatnonzero(good)
     idx = fields.first[lines][:, None] + np.arange(ncols)
-    return Rows(fields.buf, fields.starts[idx], fields.ends[idx], lines + 1, fields.line_start[lines])
+    return _bounded(Rows(fields.buf, fields.starts[idx], fields.ends[idx], lines + 1, fields.line_start[lines]),
+                    log, what)
+
+
+def _bounded(rows: Rows, log: ProblemLog, what: str) -> Rows:
+    """``rows``, or none of them (and a ``field-too-long`` error) when a column padded to its longest field
+    would take more than ``PADDED_FACTOR`` times the input: memory stays linear in the input's size."""
+    n = len(rows)
+    budget = max(PADDED_MIN, PADDED_FACTOR * int(rows.buf.size))
+    for j in range(rows.starts.shape[1] if n else 0):
+        lengths = rows.ends[:, j] - rows.starts[:, j]
+        i = int(np.argmax(lengths))
+        longest = int(lengths[i])
+        if n * 8 * -(-longest // 8) > budget:
+            log.add("field-too-long", f"field {j + 1} is {longest:,} bytes long: {what} columns are read padded to"
+                    f" their longest field, and {n:,} lines of it would take over {PADDED_FACTOR} times the"
+                    " file's size", line=int(rows.line[i]), column=int(rows.starts[i, j] - rows.line_start[i]) + 1)
+            return rows.take(np.zeros(0, dtype=np.int64))
+    return rows
 
 
 def _report_column_counts(fields: Fields, bad: IntArray, ncols: int, log: ProblemLog, what: str) -> None:
@@ -349,12 +373,15 @@ def report_fields(
     template: str,
     severity: Severity = "error",
 ) -> None:
-    """Report a problem on field ``col`` of every masked row (capped), quoting the field."""
+    """Report a problem on field ``col`` of every masked row (capped), quoting the field (its first
+    ``_QUOTE`` bytes)."""
     where = np.flatnonzero(mask)
     sev = severity
     shown = where[: log.room(sev)]
     log.count_omitted(int(where.size - shown.size), sev)
-    texts = decode(rows.take(shown).text(col)) if shown.size else []
+    starts, ends = rows.starts[shown, col], rows.ends[shown, col]
+    texts = decode(gather_bytes(rows.buf, starts, np.minimum(ends, starts + _QUOTE))) if shown.size else []
+    texts = [t + "..." if e - b > _QUOTE else t for t, b, e in zip(texts, starts.tolist(), ends.tolist())]
     cols = rows.columns(col)[shown]
     for i, text, c in zip(shown.tolist(), texts, cols.tolist()):
         log.add(code, template.format(text), severity=sev, line=int(rows.line[i]), column=int(c))

@@ -20,6 +20,8 @@ from evaluation.formats.keys import (
     intern_words,
 )
 from evaluation.formats.lexer import (
+    PADDED_FACTOR,
+    PADDED_MIN,
     Rows,
     decode,
     field_starts,
@@ -30,7 +32,15 @@ from evaluation.formats.lexer import (
     tokenize,
 )
 from evaluation.formats.numbers import parse_floats, parse_ints
-from evaluation.formats.source import GZIP_MAGIC, UTF8_BOM, Blob, SourceLike, display_name, load
+from evaluation.formats.source import (
+    DEFAULT_LIMITS,
+    GZIP_MAGIC,
+    UTF8_BOM,
+    Blob,
+    SourceLike,
+    display_name,
+    load,
+)
 from evaluation.model import DOCNO_HASHES, Run
 from evaluation.problems import InputError, Parsed, ProblemLog
 
@@ -40,6 +50,7 @@ _CHUNK_MAX = 1 << 21
 _LINE_ROOM = 1 << 16  # spare room in the read buffer for a line cut at the end of a read
 _READ_MIN = 1 << 23  # read buffer size, bytes
 _READ_MAX = 1 << 24
+_DOCNO_MAX = 256  # longer docnos take the general path (which bounds the padded docno column)
 
 
 def parse_run(source: SourceLike, name: str | None = None) -> Parsed[Run]:
@@ -47,7 +58,10 @@ def parse_run(source: SourceLike, name: str | None = None) -> Parsed[Run]:
     if not isinstance(source, Blob) and os.fspath(source) != "-":
         label = os.fspath(source)
         run_name = name or (display_name(label) if not label.startswith("<") else label)
-        streamed = _parse_plain(_file_chunks(label), run_name)
+        try:
+            streamed = _parse_plain(_file_chunks(label), run_name)
+        except _NotTaken:
+            streamed = None
         if streamed is not None:
             return Parsed.from_log(streamed, ProblemLog(source=label))
     try:
@@ -71,7 +85,7 @@ def _parse(blob: Blob, name: str, log: ProblemLog) -> Run:
         return clean
     rows = select_rows(tokenize(blob.data), COLUMNS, log, "TREC run", extra_ok=True)
     if len(rows) == 0 and not log.has_errors:
-        log.add("empty-run", "the run has no result lines", severity="warning")
+        log.add("empty-run", "the run has no result lines")
     scores = _scores(rows, log)
     ranks, bad_rank = parse_ints(rows.buf, *rows.column(3))
     if bad_rank.any():
@@ -104,6 +118,10 @@ def _parse(blob: Blob, name: str, log: ProblemLog) -> Run:
 Chunks = Iterator[tuple[np.ndarray, int, int]]
 
 
+class _NotTaken(Exception):
+    """A file the streaming reader gave up on after yielding part of it: the general path reads it whole."""
+
+
 def _memory_chunks(data: bytes) -> Chunks:
     """(buffer, begin, end) spans of whole lines of ``data``, about a megabyte each."""
     yield from _line_spans(np.frombuffer(data, dtype=np.uint8), 0, len(data))
@@ -125,11 +143,12 @@ def _line_spans(buf: np.ndarray, begin: int, end: int) -> Chunks:
 def _file_chunks(path: str) -> Chunks:
     """Whole lines of a plain (not gzip, no byte-order mark) file, read in large blocks into one buffer.
 
-    Yields nothing at all for files it does not take (missing, unreadable, compressed, marked, empty): the
-    caller then reads them the general way, which reports why. Each span is valid until the next one. The
-    buffer (8-16 MB, so NumPy backs it with huge pages) is released at the end, which also tells the C
-    allocator that blocks this large come and go (its adaptive thresholds then keep the smaller arrays of
-    the following work in reused memory instead of returning and re-faulting it).
+    Yields nothing at all for files it does not take (missing, unreadable, compressed, marked, empty, larger
+    than the decode limits allow), and raises ``_NotTaken`` when it gives up half way (a read error, a line
+    longer than the limit): the caller then reads them the general way, which reports why. Each span is valid
+    until the next one. The buffer (8-16 MB, so NumPy backs it with huge pages) is released at the end, which
+    also tells the C allocator that blocks this large come and go (its adaptive thresholds then keep the
+    smaller arrays of the following work in reused memory instead of returning and re-faulting it).
     """
     try:
         handle = open(path, "rb", buffering=0)  # noqa: SIM115 - closed below; a generator holds it
@@ -140,6 +159,8 @@ def _file_chunks(path: str) -> Chunks:
             size = os.fstat(handle.fileno()).st_size
         except OSError:
             return
+        if size > DEFAULT_LIMITS.max_bytes:
+            return
         buf = np.empty(min(max(size + _LINE_ROOM, _READ_MIN), _READ_MAX), dtype=np.uint8)
         kept = 0  # bytes of an unfinished line carried over from the previous read
         first = True
@@ -147,7 +168,7 @@ def _file_chunks(path: str) -> Chunks:
             try:
                 got = handle.readinto(buf[kept:].data)
             except OSError:
-                return
+                raise _NotTaken from None
             filled = kept + (got or 0)
             if first:
                 head = bytes(buf[: min(filled, 3)])
@@ -159,7 +180,9 @@ def _file_chunks(path: str) -> Chunks:
                     yield from _line_spans(buf, 0, filled)
                 return
             end = _last_line_end(buf, filled)
-            if end == 0:  # a line longer than the buffer: make room and read on
+            if end == 0:  # a line longer than the buffer: make room and read on (up to the line cap)
+                if filled > DEFAULT_LIMITS.max_line_bytes:
+                    raise _NotTaken
                 if filled == buf.size:
                     buf = np.concatenate((buf, np.empty(buf.size, dtype=np.uint8)))
                 kept = filled
@@ -186,9 +209,10 @@ def _parse_plain(chunks: Chunks, name: str) -> Run | None:
     """The run of a problem-free file in the usual layout, read chunk by chunk; None for any other file.
 
     Usual layout: six fields per line, single-byte gaps, no comments or blank lines, one tag, fields of
-    ordinary length. Chunks of whole lines keep every intermediate array small (cache-resident, reused by
-    the allocator), only the outputs are full length. Whenever anything would need a message -- a bad
-    number, a duplicate, several tags -- this returns None and the general path reads (and reports) it.
+    ordinary length, within the default decode limits (``DEFAULT_LIMITS``). Chunks of whole lines keep every
+    intermediate array small (cache-resident, reused by the allocator), only the outputs are full length.
+    Whenever anything would need a message -- a bad number, a duplicate, several tags -- this returns None and
+    the general path reads (and reports) it.
     """
     heads: list[np.ndarray] = []
     runs: list[np.ndarray] = []
@@ -197,15 +221,26 @@ def _parse_plain(chunks: Chunks, name: str) -> Run | None:
     ranks: list[np.ndarray] = []
     tag: np.ndarray | None = None
     hashes: list[np.ndarray] = []
+    lines = 0
+    size = 0
     for buf, begin, end in chunks:
+        size += end - begin
         ends = simple_rows(buf, begin, end, COLUMNS)
         if ends is None:
             return None
+        lines += ends.shape[0]
+        if lines > DEFAULT_LIMITS.max_lines:
+            return None
         # fields: 0 topic, 1 Q0 (unused), 2 docno, 3 rank, 4 score, 5 tag
         starts = {j: field_starts(ends, j, begin) for j in (0, 2, 3, 4, 5)}
+        if int((ends[:, -1] - starts[0]).max()) > DEFAULT_LIMITS.max_line_bytes:
+            return None
+        gaps = buf[ends[:, :-1]]
+        if not bool(((gaps == 32) | (gaps == 9)).all()):  # a NUL or other control byte between fields
+            return None
         lengths = {j: ends[:, j] - starts[j] for j in (0, 2, 5)}
         longest = {j: int(lengths[j].max()) for j in (0, 2, 5)}
-        if longest[0] > 16 or longest[5] > 32:
+        if longest[0] > 16 or longest[5] > 32 or longest[2] > _DOCNO_MAX:
             return None
         score, bad = parse_floats(buf, starts[4], ends[:, 4])
         if bad.any() or np.isnan(score).any():
@@ -233,6 +268,8 @@ def _parse_plain(chunks: Chunks, name: str) -> Run | None:
         return None
     topics, topic_of = intern_runs(np.concatenate(heads), np.concatenate(runs))
     width = max(d.shape[1] for d in docnos)
+    if topic_of.size * 8 * width > max(PADDED_MIN, PADDED_FACTOR * size):
+        return None  # a few long docnos among many lines: the general path refuses it (field-too-long)
     words = np.zeros((topic_of.size, width), dtype=np.uint64)
     at = 0
     for d in docnos:

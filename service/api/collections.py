@@ -101,7 +101,8 @@ class CollectionHierarchies(MethodView):
         return them for download."""
         st = state()
         with st.db.session() as s:
-            files = collection_files(s, st.blobs, get_or_404(s, Collection, collection_id, "collection", owned=False))
+            files = collection_files(s, st.blobs, get_or_404(s, Collection, collection_id, "collection", owned=False),
+                                     st.settings.decode_limits)
         try:
             inputs = load_inputs(files.qrels, [], qrels_format=files.qrels_format,
                                  intent_weights=files.intent_weights, side=files.side)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Callable
 from typing import Any
 
 from flask import request
@@ -21,6 +23,22 @@ from service.uploads import create_run
 
 blp = Blueprint("runs", __name__, url_prefix="/v1/runs", description="Runs")
 
+_FORM = "application/x-www-form-urlencoded"
+
+
+def raw_body_as_file(view: Callable[..., Any]) -> Callable[..., Any]:
+    """A form-urlencoded body is taken as the raw file: ``curl --data-binary @run`` sends that content type by
+    default, and parsing a run as a form would lose it (or refuse it as too large a form)."""
+
+    @functools.wraps(view)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        if request.mimetype == _FORM:
+            request.environ["CONTENT_TYPE"] = "application/octet-stream"
+            request.__dict__.pop("_parsed_content_type", None)  # werkzeug caches the parsed header
+        return view(*args, **kwargs)
+
+    return wrapper
+
 
 @blp.route("")
 class Runs(MethodView):
@@ -36,6 +54,7 @@ class Runs(MethodView):
 
     @require("submit")
     @idempotent
+    @raw_body_as_file
     @blp.arguments(RunFormSchema, location="query")
     @blp.arguments(RunFilesSchema, location="files")
     @blp.response(201, RunSchema)
@@ -45,7 +64,8 @@ class Runs(MethodView):
                       description="over the rate limit or the storage quota (Retry-After); nothing is stored")
     def post(self, query: dict[str, Any], files: dict[str, Any]) -> Any:
         """Upload a run for a collection (``?collection=ID``): multipart field ``run``, or the file as the raw
-        request body with ``?name=FILE`` (``Content-Encoding: gzip`` or gzip bytes accepted)."""
+        request body with ``?name=FILE`` (any content type but multipart, form-urlencoded included, as curl's
+        ``--data-binary`` sends it; ``Content-Encoding: gzip`` or gzip bytes accepted)."""
         upload = files.get("run")
         if upload is not None:
             filename, data = upload.filename or query.get("name") or "run", upload.read()
