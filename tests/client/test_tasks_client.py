@@ -50,15 +50,7 @@ NOW = datetime.now(timezone.utc)
 
 def make_token(live: LiveService, name: str) -> str:
     """A read+submit token on the deployment's database, made as ``evalserve token create`` makes one."""
-    from service.auth import create_token
-    from service.config import Settings
-    from service.db import Database
-
-    db = Database(Settings.from_env(live.env).database_url)
-    try:
-        return create_token(db, name, ("read", "submit"))[1]
-    finally:
-        db.dispose()
+    return live.user_token(name)
 
 
 def truncated_runs(shared_data: Path, directory: Path) -> dict[str, Path]:

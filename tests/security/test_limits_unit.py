@@ -18,11 +18,9 @@ from evaluation.formats import Blob
 from evaluation.hierarchy.jsonio import parse_hierarchies
 from service.models import BlobRow, Collection, Job, RunRecord
 from service.request_guard import json_depth
-from tests.service.test_api import QRELS, RUN, Api
+from tests.service.test_api import QRELS, RUN, Api, _is_problem
 
 OFF = {"EVALSERVE_RATE_LIMIT": "", "EVALSERVE_UPLOAD_RATE_LIMIT": ""}
-#: run these with ``--import-mode=importlib`` from a worktree: pytest's default mode puts ``tests/`` first on
-#: sys.path, where ``service`` is the test package, and the installed (editable) ``service`` is imported instead
 
 
 @pytest.fixture
@@ -30,14 +28,6 @@ def api(tmp_path: Path) -> Iterator[Api]:
     made = Api(tmp_path, **OFF)
     yield made
     made.app.extensions["evalserve"].db.dispose()
-
-
-def _problem(response: Any, status: int, code: str) -> dict[str, Any]:
-    assert response.status_code == status, response.get_data(as_text=True)
-    assert response.headers["Content-Type"] == "application/problem+json"
-    body: dict[str, Any] = response.json
-    assert body["status"] == status and body["code"] == code and body["detail"]
-    return body
 
 
 def _count(api: Api, model: Any) -> int:
@@ -49,7 +39,7 @@ def test_a_token_over_its_rate_limit_gets_429_with_retry_after(tmp_path: Path) -
     api = Api(tmp_path, EVALSERVE_RATE_LIMIT="5/minute", EVALSERVE_UPLOAD_RATE_LIMIT="2/minute")
     answers = [api.call("GET", "/v1/runs").status_code for _ in range(5)]
     assert answers == [200] * 5
-    body = _problem(api.call("GET", "/v1/runs"), 429, "rate-limited")
+    body = _is_problem(api.call("GET", "/v1/runs"), 429, "rate-limited")
     assert "5 per 1 minute" in body["detail"]
     assert 1 <= int(api.call("GET", "/v1/runs").headers["Retry-After"]) <= 61
     assert api.call("GET", "/v1/runs", "bob").status_code == 200, "another token counts on its own"
@@ -61,7 +51,7 @@ def test_a_token_over_its_rate_limit_gets_429_with_retry_after(tmp_path: Path) -
     for _ in range(2):
         assert api.call("POST", f"/v1/runs?collection={collection}", "bob",
                         data={"run": (io.BytesIO(RUN), "a.run")}).status_code == 201
-    _problem(api.call("POST", f"/v1/runs?collection={collection}", "bob", data={"run": (io.BytesIO(RUN), "b.run")}),
+    _is_problem(api.call("POST", f"/v1/runs?collection={collection}", "bob", data={"run": (io.BytesIO(RUN), "b.run")}),
              429, "rate-limited")
     assert _count(api, RunRecord) == 2
     api.app.extensions["evalserve"].db.dispose()
@@ -73,12 +63,12 @@ def test_over_the_storage_quota_is_429_and_nothing_is_stored(tmp_path: Path) -> 
     assert api.call("POST", f"/v1/runs?collection={collection}", data={"run": (io.BytesIO(RUN), "a.run")}
                     ).status_code == 201
     big = "".join(f"1 Q0 d{i} {i} {100 - i}.0 t\n" for i in range(1, 20)).encode()  # 300 bytes
-    body = _problem(api.call("POST", f"/v1/runs?collection={collection}", data={"run": (io.BytesIO(big), "b.run")}),
+    body = _is_problem(api.call("POST", f"/v1/runs?collection={collection}", data={"run": (io.BytesIO(big), "b.run")}),
                     429, "quota-exceeded")
     assert "storage quota" in body["detail"]
-    _problem(api.call("POST", "/v1/submissions", data={"collection": collection, "measures": "AP",
+    _is_problem(api.call("POST", "/v1/submissions", data={"collection": collection, "measures": "AP",
                                                        "run": (io.BytesIO(big), "c.run")}), 429, "quota-exceeded")
-    _problem(api.call("POST", "/v1/collections", data={"name": "c", "qrels": (io.BytesIO(QRELS * 10), "q")}),
+    _is_problem(api.call("POST", "/v1/collections", data={"name": "c", "qrels": (io.BytesIO(QRELS * 10), "q")}),
              429, "quota-exceeded")
     r = api.call("POST", f"/v1/runs?collection={collection}", data={"run": (io.BytesIO(big), "b.run")})
     assert int(r.headers["Retry-After"]) > 0
@@ -97,11 +87,11 @@ def test_over_the_active_jobs_quota_is_429_and_nothing_is_queued(tmp_path: Path)
     run = api.run(collection)
     request = {"collection": collection, "runs": [run], "measures": ["AP"]}
     assert [api.call("POST", "/v1/evaluations", json=request).status_code for _ in range(2)] == [202, 202]
-    body = _problem(api.call("POST", "/v1/evaluations", json=request), 429, "quota-exceeded")
+    body = _is_problem(api.call("POST", "/v1/evaluations", json=request), 429, "quota-exceeded")
     assert "at most 2" in body["detail"]
     r = api.call("POST", "/v1/submissions", data={"collection": collection, "measures": "AP",
                                                   "run": (io.BytesIO(RUN), "z.run")})
-    _problem(r, 429, "quota-exceeded")
+    _is_problem(r, 429, "quota-exceeded")
     assert int(r.headers["Retry-After"]) > 0
     assert _count(api, Job) == 2 and _count(api, RunRecord) == 1
     assert api.call("POST", "/v1/evaluations", "bob", json=request).status_code in (202, 404), "bob has his own"
@@ -116,7 +106,7 @@ def test_jobs_per_day_quota(tmp_path: Path) -> None:
     request = {"collection": collection, "runs": [run], "measures": ["AP"]}
     assert api.call("POST", "/v1/evaluations", json=request).status_code == 202
     r = api.call("POST", "/v1/evaluations", json=request)
-    assert "per UTC day" in _problem(r, 429, "quota-exceeded")["detail"]
+    assert "per UTC day" in _is_problem(r, 429, "quota-exceeded")["detail"]
     assert 0 < int(r.headers["Retry-After"]) <= 86401
     api.app.extensions["evalserve"].db.dispose()
 
@@ -125,11 +115,10 @@ def test_201_measures_are_refused_on_evaluations_and_submissions(api: Api) -> No
     collection = api.collection()
     run = api.run(collection)
     measures = [f"P@{k}" for k in range(1, 202)]
-    _problem(api.call("POST", "/v1/evaluations", json={"collection": collection, "runs": [run],
+    _is_problem(api.call("POST", "/v1/evaluations", json={"collection": collection, "runs": [run],
                                                        "measures": measures}), 422, "invalid-request")
-    body = _problem(api.call("POST", "/v1/submissions", data={"collection": collection, "measures": " ".join(measures),
-                                                              "run": (io.BytesIO(RUN), "b.run")}),
-                    422, "invalid-request")
+    form = {"collection": collection, "measures": " ".join(measures), "run": (io.BytesIO(RUN), "b.run")}
+    body = _is_problem(api.call("POST", "/v1/submissions", data=form), 422, "invalid-request")
     assert body["problems"][0]["field"] == "measures"
     assert _count(api, Job) == 0 and _count(api, RunRecord) == 1
     ok = api.call("POST", "/v1/submissions", data={"collection": collection, "measures": " ".join(measures[:200]),
@@ -141,11 +130,11 @@ def test_too_many_files_are_a_clear_413(tmp_path: Path) -> None:
     api = Api(tmp_path, EVALSERVE_MAX_RUNS_PER_REQUEST="3", EVALSERVE_MAX_FORM_PARTS="20", **OFF)
     collection = api.collection()
     few = [(io.BytesIO(RUN.replace(b" t\n", f" r{i}\n".encode())), f"r{i}.run") for i in range(4)]
-    body = _problem(api.call("POST", "/v1/submissions", data={"collection": collection, "measures": "AP",
+    body = _is_problem(api.call("POST", "/v1/submissions", data={"collection": collection, "measures": "AP",
                                                               "run": few}), 413, "too-many-files")
     assert "at most 3" in body["detail"]
     many = [(io.BytesIO(RUN), f"r{i}.run") for i in range(30)]
-    body = _problem(api.call("POST", "/v1/submissions", data={"collection": collection, "measures": "AP",
+    body = _is_problem(api.call("POST", "/v1/submissions", data={"collection": collection, "measures": "AP",
                                                               "run": many}), 413, "too-many-files")
     assert "more than 20 parts" in body["detail"]
     assert _count(api, RunRecord) == 0
@@ -153,14 +142,14 @@ def test_too_many_files_are_a_clear_413(tmp_path: Path) -> None:
 
 def test_a_duplicated_single_valued_field_is_refused(api: Api) -> None:
     collection = api.collection()
-    body = _problem(api.call("POST", f"/v1/runs?collection={collection}&collection=col_other",
+    body = _is_problem(api.call("POST", f"/v1/runs?collection={collection}&collection=col_other",
                              data={"run": (io.BytesIO(RUN), "a.run")}), 422, "duplicate-field")
     assert "'collection'" in body["detail"]
-    _problem(api.call("POST", f"/v1/runs?collection={collection}",
+    _is_problem(api.call("POST", f"/v1/runs?collection={collection}",
                       data={"run": [(io.BytesIO(RUN), "a.run"), (io.BytesIO(RUN), "b.run")]}), 422, "duplicate-field")
-    _problem(api.call("POST", "/v1/collections", data={"name": ["a", "b"], "qrels": (io.BytesIO(QRELS), "q")}),
+    _is_problem(api.call("POST", "/v1/collections", data={"name": ["a", "b"], "qrels": (io.BytesIO(QRELS), "q")}),
              422, "duplicate-field")
-    _problem(api.call("POST", "/v1/submissions", data={"collection": [collection, collection], "measures": "AP",
+    _is_problem(api.call("POST", "/v1/submissions", data={"collection": [collection, collection], "measures": "AP",
                                                        "run": (io.BytesIO(RUN), "a.run")}), 422, "duplicate-field")
     assert _count(api, RunRecord) == 0 and _count(api, Collection) == 1
     several = [(io.BytesIO(RUN), "a.run"), (io.BytesIO(RUN.replace(b" t\n", b" u\n")), "b.run")]
@@ -170,10 +159,10 @@ def test_a_duplicated_single_valued_field_is_refused(api: Api) -> None:
 
 def test_json_nested_100000_deep_is_a_400(api: Api) -> None:
     deep = "[" * 100_000 + "]" * 100_000
-    body = _problem(api.call("POST", "/v1/evaluations", data=deep, headers={"Content-Type": "application/json"}),
+    body = _is_problem(api.call("POST", "/v1/evaluations", data=deep, headers={"Content-Type": "application/json"}),
                     400, "too-deep")
     assert "nests" in body["detail"]
-    _problem(api.call("POST", "/v1/meta-evaluations", data='{"options": ' + "{\"a\": " * 100 + "1" + "}" * 101,
+    _is_problem(api.call("POST", "/v1/meta-evaluations", data='{"options": ' + "{\"a\": " * 100 + "1" + "}" * 101,
                       headers={"Content-Type": "application/json"}), 400, "too-deep")
     assert json_depth({"a": [1, {"b": []}]}) == 4 and json_depth(5) == 0
     parsed = parse_hierarchies(Blob.from_bytes(deep.encode(), "h.json"))
@@ -188,9 +177,9 @@ def test_registration_codes_have_an_attempt_limit(tmp_path: Path) -> None:
     assert task.status_code == 201, task.get_data(as_text=True)
     path = f"/v1/tasks/{task.json['id']}/participants"
     for guess in ("a-guess", "b-guess", "c-guess"):
-        _problem(api.call("POST", path, "bob", json={"team": "bob", "code": guess}), 403, "registration-code")
+        _is_problem(api.call("POST", path, "bob", json={"team": "bob", "code": guess}), 403, "registration-code")
     r = api.call("POST", path, "bob", json={"team": "bob", "code": "s3cret-code"})
-    _problem(r, 429, "rate-limited")
+    _is_problem(r, 429, "rate-limited")
     assert int(r.headers["Retry-After"]) > 0
     ok = api.call("POST", path, "reader", json={"team": "r", "code": "s3cret-code"})
     assert ok.status_code in (201, 403), "another token has its own attempts"

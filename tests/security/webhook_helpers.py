@@ -13,15 +13,7 @@ QRELS = b"1 0 d1 1\n1 0 d2 0\n2 0 d3 1\n2 0 d4 1\n"
 
 def participant_token(live: LiveService, name: str) -> str:
     """A fresh ``read submit`` token in the deployment's database (what a shared task hands to participants)."""
-    from service.auth import create_token
-    from service.config import Settings
-    from service.db import Database
-
-    db = Database(Settings.from_env(live.env).database_url)
-    try:
-        return create_token(db, name, ("read", "submit"))[1]
-    finally:
-        db.dispose()
+    return live.user_token(name)
 
 
 def own_task(http: httpx.Client, name: str = "attacker's task") -> str:

@@ -103,6 +103,18 @@ class LiveService:
         _, self.token = create_token(db, "test admin", ("admin", "read", "submit"))
         db.dispose()
 
+    def user_token(self, name: str, scopes: tuple[str, ...] = ("read", "submit")) -> str:
+        """A fresh token on the deployment's database (``read submit``: what a shared task hands a participant)."""
+        from service.auth import create_token
+        from service.config import Settings
+        from service.db import Database
+
+        db = Database(Settings.from_env(self.env).database_url)
+        try:
+            return create_token(db, name, scopes)[1]
+        finally:
+            db.dispose()
+
     def _spawn(self, cmd: list[str], name: str) -> subprocess.Popen[bytes]:
         assert self.logs is not None
         log = open(self.logs / f"{name}.log", "ab")  # noqa: SIM115 -- kept open for the process's life
