@@ -29,7 +29,6 @@ QRELS_FORMATS = ("auto", "trec", "evall")
 #: An input as given to ``load_inputs``: its bytes, or the error met opening it (reported with the others).
 Opened = Blob | InputError
 
-
 #: ``progress(stage, fraction)``: called as the work advances; it may raise to stop the evaluation.
 Progress = Callable[[str, float], None]
 
