@@ -1,7 +1,8 @@
 """Evaluating runs: an Evaluator is built once per (qrels, measures, policies) and applied to each run.
 
 The policies in force (ties, topics) are part of every result (spec 1.3). Warnings about the inputs' fit
-(topics in the run but not in the qrels, topics missing from the run) are returned with the scores.
+(topics in the run but not in the qrels, judged topics missing from the run, with what the other topic policy
+would do about them) are returned with the scores.
 """
 
 from __future__ import annotations
@@ -21,6 +22,14 @@ from evaluation.problems import InputError, Problem
 from evaluation.ranking import TIE_POLICIES, rank_run
 from evaluation.side_inputs import PrepareContext, SideInputs
 from evaluation.side_registry import PREPARERS
+
+#: Topics named in a message before it says "...".
+SHOWN_TOPICS = 10
+
+
+def shown_topics(topics: Sequence[str]) -> str:
+    """The first few topic ids of a list, for messages."""
+    return ", ".join(topics[:SHOWN_TOPICS]) + (" ..." if len(topics) > SHOWN_TOPICS else "")
 
 
 @dataclass(frozen=True)
@@ -124,31 +133,32 @@ class Evaluator:
         out = []
         extra = [t for t in run.topics if t not in self.qrels.topic_index]
         if extra:
-            shown = ", ".join(extra[:10]) + (" ..." if len(extra) > 10 else "")
             out.append(
                 Problem(
                     "topic-not-in-qrels",
-                    f"{len(extra)} topic(s) of the run have no judgments and are not evaluated: {shown}",
+                    f"{len(extra)} topic(s) of the run have no judgments and are not evaluated: {shown_topics(extra)}",
                     "warning",
                     source=run.name,
                 )
             )
-        if self.topics == "complete":
-            present = set(run.topics)
-            missing = [t for t in topics if t not in present]
-            if missing:
-                shown = ", ".join(missing[:10]) + (" ..." if len(missing) > 10 else "")
-                out.append(
-                    Problem(
-                        "topic-not-in-run",
-                        f"{len(missing)} judged topic(s) are missing from the run and score 0: {shown}",
-                        "warning",
-                        source=run.name,
-                    )
-                )
+        present = set(run.topics)
+        judged = self.qrels.topics
+        missing = [t for t in judged if t not in present]
+        if missing and (self.topics == "complete" or len(missing) < len(judged)):  # else "no-topics" says it
+            out.append(Problem("topic-not-in-run", self._missing_message(missing, len(judged)), "warning",
+                               source=run.name))
         if not topics:
             out.append(Problem("no-topics", "no topic is both judged and in the run", "warning", source=run.name))
         return out
+
+    def _missing_message(self, missing: Sequence[str], judged: int) -> str:
+        """Which judged topics the run lacks and what the topic policy does about them, naming the other one."""
+        head = f"{len(missing)} of {judged} judged topic(s) are missing from the run"
+        if self.topics == "complete":
+            return f"{head} and score 0: {shown_topics(missing)}"
+        return (f"{head} and are left out of its means, which average over the {judged - len(missing)} topic(s)"
+                f" it has: {shown_topics(missing)}; --topics complete would score them 0 and average over all"
+                f" {judged} judged topics")
 
 
 def evaluate(

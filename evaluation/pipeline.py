@@ -2,7 +2,8 @@
 two give the same numbers and the same JSON document for the same files.
 
 Inputs are read first, all of them, and every problem of every file is reported together (spec 1.1); then the
-evaluator is built once for the judgments and applied to each run, reporting progress between runs.
+evaluator is built once for the judgments and applied to each run, reporting progress between runs. A run none of
+whose topics is judged is refused (``no-topics-scored``) rather than reported as a mean of 0.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import PurePath
 from typing import Any
 
-from evaluation.evaluator import Evaluator, RunScores
+from evaluation.evaluator import Evaluator, RunScores, shown_topics
 from evaluation.formats import Blob, parse_evall, parse_intent_weights, parse_qrels, parse_run
 from evaluation.measures.base import Measure
 from evaluation.measures.registry import default_registry
@@ -82,8 +83,11 @@ class _Collector:
         self.omitted += parsed.omitted_errors
         return parsed.value
 
-    def read(self, source: Opened, files: dict[str, str], reader: Callable[[Blob], Parsed[Any]]) -> Any:
-        """Parse one input with ``reader`` (recording its hash), or record why it could not be opened."""
+    def read(self, source: Any, files: dict[str, str], reader: Callable[[Blob], Parsed[Any]]) -> Any:
+        """Parse one input with ``reader`` (recording its hash), or record why it could not be opened; an input
+        already parsed (a ``Run``, ``IntentWeights`` ...) is taken as it is."""
+        if not isinstance(source, (Blob, InputError)):
+            return source
         if isinstance(source, InputError):
             self.problems.extend(source.problems)
             self.omitted += source.omitted
@@ -101,19 +105,23 @@ class _Collector:
 
 
 def load_inputs(
-    qrels: Opened,
-    runs: Sequence[Opened],
+    qrels: Opened | Qrels,
+    runs: Sequence[Opened | Run],
     *,
     qrels_format: str = "auto",
-    intent_weights: Opened | None = None,
+    intent_weights: Opened | IntentWeights | None = None,
     side: Mapping[str, Opened] | None = None,
     progress: Progress | None = None,
 ) -> Inputs:
     """Parse every input; if any has an error, raise InputError with every problem of every file (warnings
-    included, in file order, so that one pass shows everything to fix)."""
+    included, in file order, so that one pass shows everything to fix). Inputs already parsed are taken as they
+    are (they have no file hash in ``files``)."""
     found = _Collector()
     files: dict[str, str] = {}
-    judged = found.read(qrels, files, lambda blob: parse_judgments(blob, qrels_format))
+    if isinstance(qrels, Qrels):
+        judged: tuple[Qrels, IntentWeights | None] | None = (qrels, None)
+    else:
+        judged = found.read(qrels, files, lambda blob: parse_judgments(blob, qrels_format))
     weights = judged[1] if judged else None
     if intent_weights is not None:
         weights = found.read(intent_weights, files, parse_intent_weights)
@@ -121,7 +129,7 @@ def load_inputs(
     parsed_runs: list[Run] = []
     for i, blob in enumerate(runs):
         if progress is not None:
-            name = blob.name if isinstance(blob, Blob) else "?"
+            name = blob.name if isinstance(blob, (Blob, Run)) else "?"
             progress(f"reading run {i + 1} of {len(runs)}: {file_label_of(name)}", i / max(1, len(runs)))
         parsed_runs.append(found.read(blob, files, parse_run))
     if found.errors or found.omitted:
@@ -139,6 +147,39 @@ def check_run_names(runs: Sequence[Run]) -> None:
         raise InputError.single("duplicate-run-name", f"two runs would both be named {clash[0]}; rename one file")
 
 
+class NothingScored(InputError):
+    """Raised when a run has no judged topic: its means would be a silent 0 (usually the wrong judgments, or topic
+    ids spelled differently in the two files). Carries one ``no-topics-scored`` problem per such run."""
+
+
+def check_scored(qrels: Qrels, runs: Sequence[Run]) -> None:
+    """Refuse, naming every such run at once, runs that share no topic with the judgments."""
+    problems = [_nothing_scored(qrels, run) for run in runs if not any(t in qrels.topic_index for t in run.topics)]
+    if problems:
+        raise NothingScored(problems)
+
+
+def _nothing_scored(qrels: Qrels, run: Run) -> Problem:
+    return Problem(
+        "no-topics-scored",
+        f"no topic of run {run.name} is judged, so nothing can be scored: its {len(run.topics)} topic(s)"
+        f" ({shown_topics(run.topics)}) and the {len(qrels.topics)} judged topic(s) ({shown_topics(qrels.topics)})"
+        " do not overlap; are the run and the judgments for the same topics?",
+        "error",
+        source=run.name,
+    )
+
+
+def build_evaluator(inputs: Inputs, measures: Sequence[str | Measure], *, ties: str = "trec",
+                    topics: str = "common") -> Evaluator:
+    """The evaluator for ``inputs``: measures parsed (every bad name reported) and every run checked to have a
+    judged topic (``NothingScored``) before any run is evaluated."""
+    parsed = default_registry().parse_all(str(m) for m in measures)
+    check_scored(inputs.qrels, inputs.runs)
+    return Evaluator(inputs.qrels, parsed, ties=ties, topics=topics, intent_weights=inputs.intent_weights,
+                     side=inputs.side)
+
+
 def run_evaluation(
     inputs: Inputs,
     measures: Sequence[str | Measure],
@@ -148,9 +189,7 @@ def run_evaluation(
     progress: Progress | None = None,
 ) -> Report:
     """Evaluate every run of ``inputs`` with the measures and policies; progress is reported after each run."""
-    parsed = default_registry().parse_all(str(m) for m in measures)
-    evaluator = Evaluator(inputs.qrels, parsed, ties=ties, topics=topics, intent_weights=inputs.intent_weights,
-                          side=inputs.side)
+    evaluator = build_evaluator(inputs, measures, ties=ties, topics=topics)
     scores: list[RunScores] = []
     for i, run in enumerate(inputs.runs):
         if progress is not None:
@@ -159,4 +198,4 @@ def run_evaluation(
     warnings = list(inputs.warnings) + [w for s in scores for w in s.warnings]
     if progress is not None:
         progress("evaluated", 1.0)
-    return Report(scores, [m.name for m in parsed], ties, topics, inputs.files, warnings)
+    return Report(scores, [m.name for m in evaluator.measures], ties, topics, inputs.files, warnings)

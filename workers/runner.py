@@ -17,7 +17,7 @@ from evaluation.formats import Blob
 from evaluation.measures.base import MeasureError
 from evaluation.meta.methods import run_method
 from evaluation.meta.table import ScoreTable
-from evaluation.pipeline import load_inputs, run_evaluation
+from evaluation.pipeline import NothingScored, load_inputs, run_evaluation
 from evaluation.problems import InputError
 from evaluation.report import Report
 from service import jobs
@@ -129,6 +129,10 @@ def _run_claimed(ctx: WorkerContext, job_id: str, time_limit_errors: tuple[type[
                 jobs.finish(ctx.db, claim, "cancelled")
                 return "cancelled"
             return "lost"
+        except NothingScored as exc:  # the inputs fit no topic: fail rather than store means of 0
+            jobs.finish(ctx.db, claim, "failed", error=jobs.error_detail(
+                "no-topics-scored", str(exc), [p.as_dict() for p in exc.problems]))
+            return "failed"
         except InputError as exc:
             jobs.finish(ctx.db, claim, "failed", error=jobs.error_detail(
                 "invalid-input", str(exc), [p.as_dict() for p in exc.problems]))

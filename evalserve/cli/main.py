@@ -1,7 +1,8 @@
 """The ``evalserve`` command: subcommands are registered here; each lives in its own module.
 
 Exit codes: 0 success, 2 bad input or bad usage (problems printed one per line, never a traceback),
-1 an unexpected internal error.
+1 a run none of whose topics is judged (``no-topics-scored``: nothing could be scored) or an unexpected internal
+error.
 """
 
 from __future__ import annotations
@@ -12,10 +13,12 @@ from collections.abc import Sequence
 
 from evalserve.cli import axioms, demo, evaluate, hierarchy, measures, meta, migrate, openapi, serve, tokens
 from evaluation.measures.base import MeasureError
-from evaluation.problems import InputError
+from evaluation.pipeline import NothingScored
+from evaluation.problems import InputError, Problem
 from evaluation.report import engine_version
 
 EXIT_OK, EXIT_INTERNAL, EXIT_INPUT = 0, 1, 2
+EXIT_NOTHING_SCORED = 1  # well-formed inputs that do not fit: no result, as after a failure
 
 COMMANDS = (evaluate, measures, meta, axioms, hierarchy, demo, serve, tokens, openapi, migrate)
 
@@ -40,11 +43,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_INPUT
     try:
         return int(args.handler(args))
+    except NothingScored as exc:  # the inputs are well formed but do not fit: no silent mean of 0
+        _print_problems(exc.problems, exc.omitted)
+        return EXIT_NOTHING_SCORED
     except InputError as exc:
-        for problem in exc.problems:
-            print(problem, file=sys.stderr)
-        if exc.omitted:
-            print(f"... and {exc.omitted} more errors", file=sys.stderr)
+        _print_problems(exc.problems, exc.omitted)
         return EXIT_INPUT
     except MeasureError as exc:
         print(f"evalserve: {exc}", file=sys.stderr)
@@ -53,6 +56,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_OK
     except KeyboardInterrupt:
         return 130
+
+
+def _print_problems(problems: Sequence[Problem], omitted: int) -> None:
+    for problem in problems:
+        print(problem, file=sys.stderr)
+    if omitted:
+        print(f"... and {omitted} more errors", file=sys.stderr)
 
 
 def run() -> None:

@@ -48,7 +48,7 @@ class RandomGrades:
 
 @dataclass(frozen=True, eq=False)
 class ScenarioInputs:
-    """Perturbed inputs of one scenario, ready for ``evaluation.evaluate``."""
+    """Perturbed inputs of one scenario, ready for ``evaluation.evaluator.evaluate``."""
 
     scenario: str
     qrels: Qrels

@@ -102,6 +102,30 @@ def test_a_run_the_evaluation_cannot_use_fails_the_job_with_the_problem(deployme
     assert error["problems"][0]["code"] == "rank-not-integer"
 
 
+def test_a_run_with_no_judged_topic_fails_the_job_naming_the_run(deployment: Deployment) -> None:
+    """No silent zeros over HTTP: the job fails with ``no-topics-scored`` and a problem whose source is the run."""
+    job_id = deployment.job(["P@10"], run=b"q1 Q0 d1 1 3.0 t\nq2 Q0 d1 1 1.0 t\n")
+    assert run_job(deployment.ctx, job_id) == "failed"
+    job = deployment.http.get(f"/v1/jobs/{job_id}", headers={"Authorization": f"Bearer {deployment.token}"}).json
+    assert job["state"] == "failed" and "result" not in job.get("links", {})
+    error = job["error"]
+    assert error["code"] == "no-topics-scored" and "a.run" in error["message"]
+    [problem] = error["problems"]
+    assert problem["code"] == "no-topics-scored" and problem["source"] == "a.run"
+    assert "q1, q2" in problem["message"] and "1, 2" in problem["message"]
+
+
+def test_judged_topics_missing_from_a_run_are_in_the_results_warnings(deployment: Deployment) -> None:
+    job_id = deployment.job(["AP"], run=b"1 Q0 d1 1 3.0 t\n")  # topic 2 is judged but not in the run
+    assert run_job(deployment.ctx, job_id) == "succeeded"
+    doc = deployment.http.get(f"/v1/jobs/{job_id}/result",
+                              headers={"Authorization": f"Bearer {deployment.token}"}).json
+    [warning] = doc["meta"]["warnings"]
+    assert warning["code"] == "topic-not-in-run" and warning["source"] == "a.run"
+    assert warning["message"].startswith("1 of 2 judged topic(s) are missing from the run")
+    assert "--topics complete would score them 0" in warning["message"]
+
+
 def test_blobs_can_live_in_a_directory(tmp_path: Path) -> None:
     d = Deployment(tmp_path / "home", EVALSERVE_BLOB_DIR=str(tmp_path / "blobs"))
     job_id = d.job(["AP"])

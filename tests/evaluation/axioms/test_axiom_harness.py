@@ -9,9 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from evaluation import IntentWeights, MeasureError, default_registry, evaluate, read_qrels, read_run
+from evaluation import IntentWeights, MeasureError, default_registry, read_qrels, read_run
 from evaluation.axioms import NAMES, Counterexample, check, constraint_profile, harness_form, profiles, resolve
 from evaluation.axioms.harness import check_all
+from evaluation.evaluator import evaluate
 from evaluation.formats.source import Blob
 
 STATUSES = {"satisfied", "violated", "not_applicable", "not_evaluable"}

@@ -14,8 +14,9 @@ from typing import Any
 import numpy as np
 import pytest
 
-from evaluation import IntentWeights, MeasureError, RunScores, evaluate, parse_measure, read_qrels, read_run
+from evaluation import IntentWeights, MeasureError, RunScores, parse_measure, read_qrels, read_run
 from evaluation.docsim import DocumentVectors
+from evaluation.evaluator import evaluate
 from evaluation.formats import Blob
 from evaluation.hierarchy import (
     Hierarchies,

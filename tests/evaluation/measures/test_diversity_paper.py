@@ -19,7 +19,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from evaluation import IntentWeights, MeasureError, RunScores, evaluate, parse_measure, read_qrels, read_run
+from evaluation import IntentWeights, MeasureError, RunScores, parse_measure, read_qrels, read_run
+from evaluation.evaluator import evaluate
 from evaluation.formats.source import Blob
 
 EXACT = 1e-6

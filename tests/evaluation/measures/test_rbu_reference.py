@@ -17,7 +17,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from evaluation import IntentWeights, Qrels, evaluate, read_evall, read_qrels, read_run
+from evaluation import IntentWeights, Qrels, read_evall, read_qrels, read_run
+from evaluation.evaluator import evaluate
 
 RUNS = ("ql-results-cata", "ql-results-catb", "ql-results-cata-filtered", "ql-results-catb-filtered")
 REFERENCE = Path("trec-web-2012-runs", "reference", "rbu-p0.8-e0.03")
