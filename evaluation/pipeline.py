@@ -148,7 +148,7 @@ def run_evaluation(
     progress: Progress | None = None,
 ) -> Report:
     """Evaluate every run of ``inputs`` with the measures and policies; progress is reported after each run."""
-    parsed = default_registry().parse_all(str(m) for m in measures)
+    parsed = default_registry().parse_all(measures)
     evaluator = Evaluator(inputs.qrels, parsed, ties=ties, topics=topics, intent_weights=inputs.intent_weights,
                           side=inputs.side)
     scores: list[RunScores] = []
@@ -159,4 +159,6 @@ def run_evaluation(
     warnings = list(inputs.warnings) + [w for s in scores for w in s.warnings]
     if progress is not None:
         progress("evaluated", 1.0)
-    return Report(scores, [m.name for m in parsed], ties, topics, inputs.files, warnings)
+    return Report(scores, [m.label for m in parsed], ties, topics, inputs.files, warnings,
+                  canonical={m.label: m.name for m in parsed},
+                  tags={r.name: r.tags[0] for r in inputs.runs if len(r.tags) == 1})
