@@ -8,7 +8,7 @@ storage, over the API. Kernels are pure functions from a prepared input to one v
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
@@ -26,7 +26,12 @@ InputKind = str
 
 
 class MeasureError(ValueError):
-    """An unknown measure, parameter or value; the message says what would be accepted."""
+    """An unknown measure, parameter or value; the message says what would be accepted. ``messages`` holds one
+    message per bad name when several names were parsed together (``Registry.parse_all``)."""
+
+    def __init__(self, message: str, messages: Sequence[str] = ()) -> None:
+        super().__init__(message)
+        self.messages = list(messages) or [message]
 
 
 @dataclass(frozen=True)

@@ -97,7 +97,7 @@ class Registry:
                     continue
                 seen.setdefault(m.label, m)
         if errors:
-            raise MeasureError("; ".join(errors) if len(errors) > 1 else errors[0])
+            raise MeasureError("; ".join(errors), errors)
         return list(seen.values())
 
     def catalogue(self) -> list[dict[str, Any]]:

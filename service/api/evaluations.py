@@ -68,7 +68,7 @@ def submit(form: dict[str, Any], files: dict[str, Any]) -> Any:
     if not uploads:
         raise ApiProblem(422, "invalid-request", "send at least one run file in the 'run' field")
     st, owner = state(), current_token().id
-    measures = [m for m in re.split(r"[\s,]+(?![^(]*\))", form["measures"]) if m]
+    measures = [m for m in re.split(MEASURE_SEPARATOR, form["measures"]) if m]
     check_upload(files=len(uploads), measures=len(measures), multi=("run",))
     contents = [(u.filename or f"run{i + 1}", u.read()) for i, u in enumerate(uploads)]
     check_upload(stored=[data for _, data in contents], jobs=1, multi=("run",))
@@ -76,6 +76,11 @@ def submit(form: dict[str, Any], files: dict[str, Any]) -> Any:
     runs = create_runs(st, owner, form["collection"], contents, admin=sees_everything())
     body = {**form, "measures": measures, "runs": [r.id for r in runs]}
     return _accepted(submit_evaluation(st, owner, sees_everything(), body))
+
+
+#: measures in a form field are separated by spaces or commas, except commas inside parentheses
+#: (``RBP(p=0.8,rel=graded)``) and before a number (trec_eval's lists: ``ndcg_cut.10,20``)
+MEASURE_SEPARATOR = r"\s*,(?![^(]*\))(?![\d.])\s*|\s+"
 
 
 def _check_measures_and_runs(measures: list[str], contents: list[tuple[str, bytes]], st: ServiceState) -> None:
