@@ -124,8 +124,11 @@ def _trec_eval(doc: Mapping[str, Any], per_topic: bool) -> str:
     for run, by_measure in doc["runs"].items():
         first: Mapping[str, Any] = next(iter(by_measure.values()), {"per_topic": {}})
         topics = list(first.get("per_topic", {}))
-        rows = sorted((_trec_eval_row(m, canonical.get(m, m)) for m in by_measure),
-                      key=lambda row: trec_eval_rank(row[1]))
+        labelled: dict[str, tuple[str, str, str]] = {}  # map and AP: one trec_eval line
+        for m in by_measure:
+            row = _trec_eval_row(m, canonical.get(m, m))
+            labelled.setdefault(row[1], row)
+        rows = sorted(labelled.values(), key=lambda row: trec_eval_rank(row[1]))
         if per_topic:
             for t in topics:
                 for key, label, how in rows:
