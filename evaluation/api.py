@@ -74,7 +74,7 @@ def iter_calc(
     so bad input fails at the call, not halfway through the iteration."""
     inputs = _inputs(qrels, runs, qrels_format, intent_weights, side)
     evaluator = build_evaluator(inputs, measures, ties=ties, topics=topics)
-    names = [m.name for m in evaluator.measures]
+    names = [m.label for m in evaluator.measures]
 
     def values() -> Iterator[TopicValue]:
         for run in inputs.runs:

@@ -34,20 +34,45 @@ def shown_topics(topics: Sequence[str]) -> str:
 
 @dataclass(frozen=True)
 class RunScores:
-    """One run's per-topic values for each measure (canonical name -> array aligned with ``topics``)."""
+    """One run's per-topic values for each measure (requested name -> array aligned with ``topics``).
+
+    ``canonical`` maps each requested name to the measure's canonical name, which also finds the values;
+    ``aggregates`` holds the measures whose run value is not the arithmetic mean (``MeasureDef.aggregate``).
+    """
 
     run: str
     topics: tuple[str, ...]
     values: dict[str, FloatArray]
     warnings: tuple[Problem, ...] = ()
+    canonical: dict[str, str] = field(default_factory=dict)
+    aggregates: dict[str, str] = field(default_factory=dict)
 
     def mean(self, measure: str) -> float:
-        """Arithmetic mean over the evaluated topics (0 when no topic is evaluated)."""
-        v = self.values[measure]
-        return float(v.mean()) if v.size else 0.0
+        """The run's value over the evaluated topics (0 when no topic is evaluated): the arithmetic mean, or
+        trec_eval's sum (counts) or geometric mean (gm_map) where the measure says so."""
+        key = self._key(measure)
+        v = self.values[key]
+        if not v.size:
+            return 0.0
+        how = self.aggregates.get(key, "mean")
+        if how == "sum":
+            return float(v.sum())
+        if how == "geometric":
+            return float(np.exp(np.log(np.maximum(v, GEOMETRIC_FLOOR)).mean()))
+        return float(v.mean())
 
     def per_topic(self, measure: str) -> dict[str, float]:
-        return dict(zip(self.topics, self.values[measure].tolist()))
+        return dict(zip(self.topics, self.values[self._key(measure)].tolist()))
+
+    def _key(self, measure: str) -> str:
+        """The requested name, or the first requested name whose canonical name is ``measure``."""
+        if measure in self.values:
+            return measure
+        return next((label for label, name in self.canonical.items() if name == measure), measure)
+
+
+#: trec_eval's MIN_GEO_MEAN: values below it count as it in a geometric mean (one zero would make it 0).
+GEOMETRIC_FLOOR = 0.00001
 
 
 @dataclass
@@ -88,12 +113,8 @@ class Evaluator:
         intent_weights: IntentWeights | None = None,
         side: SideInputs | None = None,
     ) -> Evaluator:
-        registry = default_registry()
-        measures: dict[str, Measure] = {}
-        for n in names:
-            m = n if isinstance(n, Measure) else registry.parse(n)
-            measures.setdefault(m.name, m)
-        return cls(qrels, list(measures.values()), ties, topics, intent_weights, side or SideInputs())
+        measures = default_registry().parse_all(names)
+        return cls(qrels, measures, ties, topics, intent_weights, side or SideInputs())
 
     def slots_at(self, level: int) -> IntentSlots:
         """The qrels' relevant intents at a relevance level (computed once per level)."""
@@ -125,9 +146,12 @@ class Evaluator:
                     prepared[kind] = PREPARERS[kind].build(context)
             return prepared[kind]
 
-        values = {m.name: np.asarray(m.compute(prepare(m.definition.inputs[0])), dtype=np.float64)
+        values = {m.label: np.asarray(m.compute(prepare(m.definition.inputs[0])), dtype=np.float64)
                   for m in self.measures}
-        return RunScores(run.name, topics, values, tuple(self._fit_warnings(run, topics)))
+        return RunScores(run.name, topics, values, tuple(self._fit_warnings(run, topics)),
+                         canonical={m.label: m.name for m in self.measures},
+                         aggregates={m.label: m.definition.aggregate for m in self.measures
+                                     if m.definition.aggregate != "mean"})
 
     def _fit_warnings(self, run: Run, topics: Sequence[str]) -> list[Problem]:
         out = []

@@ -174,7 +174,7 @@ def build_evaluator(inputs: Inputs, measures: Sequence[str | Measure], *, ties: 
                     topics: str = "common") -> Evaluator:
     """The evaluator for ``inputs``: measures parsed (every bad name reported) and every run checked to have a
     judged topic (``NothingScored``) before any run is evaluated."""
-    parsed = default_registry().parse_all(str(m) for m in measures)
+    parsed = default_registry().parse_all(measures)
     check_scored(inputs.qrels, inputs.runs)
     return Evaluator(inputs.qrels, parsed, ties=ties, topics=topics, intent_weights=inputs.intent_weights,
                      side=inputs.side)
@@ -198,4 +198,6 @@ def run_evaluation(
     warnings = list(inputs.warnings) + [w for s in scores for w in s.warnings]
     if progress is not None:
         progress("evaluated", 1.0)
-    return Report(scores, [m.name for m in evaluator.measures], ties, topics, inputs.files, warnings)
+    return Report(scores, [m.label for m in evaluator.measures], ties, topics, inputs.files, warnings,
+                  canonical={m.label: m.name for m in evaluator.measures},
+                  tags={r.name: r.tags[0] for r in inputs.runs if len(r.tags) == 1})

@@ -3,10 +3,12 @@
 JSON shape (a contract other tools rely on)::
 
     {"meta": {"ties": ..., "topics": ..., "evalserve_version": ..., "inputs": {"<file>": "<sha256>"},
-              "warnings": [problem, ...]},
-     "runs": {"<run name>": {"<canonical measure>": {"mean": float, "per_topic": {"<qid>": float}}}}}
+              "warnings": [problem, ...], "measures": {"<requested name>": "<canonical name>"},
+              "tags": {"<run name>": "<run tag>"}},
+     "runs": {"<run name>": {"<requested name>": {"mean": float, "per_topic": {"<qid>": float}}}}}
 
-``per_topic`` is present only when asked for. Runs and measures keep the order they were given in.
+Measures are keyed by the name as requested (``P.10``, ``RBP(p=0.8)``); ``meta.measures`` gives each one's
+canonical name. ``per_topic`` is present only when asked for. Runs and measures keep the order they were given in.
 """
 
 from __future__ import annotations
@@ -22,6 +24,9 @@ from typing import Any
 
 from evaluation.csvcells import safe_cell
 from evaluation.evaluator import RunScores
+from evaluation.measures.base import MeasureError
+from evaluation.measures.names import trec_eval_label, trec_eval_rank
+from evaluation.measures.registry import default_registry
 from evaluation.problems import Problem
 
 FORMATS = ("json", "tsv", "csv", "trec_eval")
@@ -44,6 +49,8 @@ class Report:
     topics: str
     inputs: Mapping[str, str] = field(default_factory=dict)  # file name -> sha256
     warnings: Sequence[Problem] = ()
+    canonical: Mapping[str, str] = field(default_factory=dict)  # requested name -> canonical name
+    tags: Mapping[str, str] = field(default_factory=dict)  # run name -> its run tag (column 6)
 
     def as_json(self, per_topic: bool = False) -> dict[str, Any]:
         runs: dict[str, Any] = {}
@@ -62,6 +69,8 @@ class Report:
                 "evalserve_version": engine_version(),
                 "inputs": dict(self.inputs),
                 "warnings": [p.as_dict() for p in self.warnings],
+                "measures": {m: self.canonical.get(m, m) for m in self.measures},
+                "tags": dict(self.tags),
             },
             "runs": runs,
         }
@@ -105,20 +114,45 @@ def _rows(doc: Mapping[str, Any], per_topic: bool, sep: str) -> str:
 
 
 def _trec_eval(doc: Mapping[str, Any], per_topic: bool) -> str:
-    """trec_eval's layout: ``measure<TAB>qid<TAB>value`` (4 decimals), topic blocks then ``all`` lines."""
+    """trec_eval's ``-q`` layout, byte for byte: ``%-22s\t%s\t%.4f`` lines, topic blocks then the ``all`` block
+    (``runid`` = the run's tag, ``num_q``). A measure trec_eval also has is printed under trec_eval's name and in
+    trec_eval's order, counts as integers, and gm_map only in the ``all`` block; other measures follow under
+    their requested names."""
     out = io.StringIO()
+    canonical = doc.get("meta", {}).get("measures", {})
+    tags = doc.get("meta", {}).get("tags", {})
     for run, by_measure in doc["runs"].items():
         first: Mapping[str, Any] = next(iter(by_measure.values()), {"per_topic": {}})
         topics = list(first.get("per_topic", {}))
+        labelled: dict[str, tuple[str, str, str]] = {}  # map and AP: one trec_eval line
+        for m in by_measure:
+            row = _trec_eval_row(m, canonical.get(m, m))
+            labelled.setdefault(row[1], row)
+        rows = sorted(labelled.values(), key=lambda row: trec_eval_rank(row[1]))
         if per_topic:
             for t in topics:
-                for m, item in by_measure.items():
-                    out.write(f"{m:<22}\t{t}\t{item['per_topic'][t]:.4f}\n")
-        out.write(f"{'runid':<22}\tall\t{run}\n")
+                for key, label, how in rows:
+                    if how != "geometric":
+                        out.write(_trec_eval_line(label, t, by_measure[key]["per_topic"][t], how))
+        out.write(f"{'runid':<22}\tall\t{tags.get(run, run)}\n")
         out.write(f"{'num_q':<22}\tall\t{len(topics)}\n")
-        for m, item in by_measure.items():
-            out.write(f"{m:<22}\tall\t{item['mean']:.4f}\n")
+        for key, label, how in rows:
+            out.write(_trec_eval_line(label, "all", by_measure[key]["mean"], how))
     return out.getvalue()
+
+
+def _trec_eval_row(key: str, canonical: str) -> tuple[str, str, str]:
+    """(result key, label to print, aggregate) of one measure of a document."""
+    try:
+        how = default_registry().parse(canonical).definition.aggregate
+    except MeasureError:  # a document from an older catalogue: print it as it is
+        how = "mean"
+    return key, trec_eval_label(canonical) or key, how
+
+
+def _trec_eval_line(label: str, topic: str, value: float, how: str) -> str:
+    shown = f"{round(value)}" if how == "sum" else f"{value:.4f}"
+    return f"{label:<22}\t{topic}\t{shown}\n"
 
 
 def _finite(value: float) -> float:

@@ -9,6 +9,7 @@ from typing import Any
 from sqlalchemy.orm import Session
 
 from evaluation.measures.base import MeasureError
+from evaluation.measures.names import expand_name
 from evaluation.measures.registry import default_registry
 from evaluation.meta.methods import options_for
 from service.jobs import create_job
@@ -19,20 +20,43 @@ from service.state import ServiceState
 
 def canonical_measures(names: list[str]) -> list[str]:
     """Canonical names (duplicates dropped), or a 422 naming every bad one."""
+    return list(dict.fromkeys(default_registry().parse(n).name for n in requested_measures(names)))
+
+
+def requested_measures(names: list[str]) -> list[str]:
+    """The names as requested (trec_eval lists such as ``P.5,10`` split, repeats dropped): results are keyed by
+    them; or a 422 naming every bad one."""
     registry = default_registry()
     out: list[str] = []
     problems = []
     for name in names:
-        try:
-            canonical = registry.parse(name).name
-        except MeasureError as exc:
-            problems.append({"field": "measures", "code": "invalid-measure", "message": str(exc), "severity": "error"})
-            continue
-        if canonical not in out:
-            out.append(canonical)
+        for piece in expand_name(name):
+            try:
+                registry.parse(piece)
+            except MeasureError as exc:
+                problems.append({"field": "measures", "code": "invalid-measure", "message": str(exc),
+                                 "severity": "error"})
+                continue
+            if piece not in out:
+                out.append(piece)
     if problems:
         raise ApiProblem(422, "invalid-measure", "; ".join(p["message"] for p in problems), problems)
     return out
+
+
+def _evaluated_as(names: list[str], evaluated: list[str]) -> tuple[list[str], list[str]]:
+    """Each requested name as the evaluation job keyed it (the same spelling, or another spelling of the same
+    measure), and the names it has no results for."""
+    registry = default_registry()
+    by_canonical = {registry.parse(e).name: e for e in reversed(evaluated)}
+    found, missing = [], []
+    for name in names:
+        key = name if name in evaluated else by_canonical.get(registry.parse(name).name)
+        if key is None:
+            missing.append(name)
+        elif key not in found:
+            found.append(key)
+    return found, missing
 
 
 def _collection_with_runs(s: Session, collection_id: str, run_ids: list[str], owner_id: str,
@@ -53,7 +77,7 @@ def _collection_with_runs(s: Session, collection_id: str, run_ids: list[str], ow
 
 def submit_evaluation(st: ServiceState, owner_id: str, admin: bool, body: dict[str, Any]) -> Job:
     """Store a queued job for the request and publish it."""
-    measures = canonical_measures(body["measures"])
+    measures = requested_measures(body["measures"])
     run_ids = list(dict.fromkeys(body["runs"]))
     with st.db.session() as s:
         collection = _collection_with_runs(s, body["collection"], run_ids, owner_id, admin)
@@ -82,8 +106,8 @@ def submit_meta_evaluation(st: ServiceState, owner_id: str, admin: bool, body: d
             if source.state != "succeeded":
                 raise ApiProblem(409, f"job-{source.state}", f"evaluation job {source.id} is {source.state};"
                                  " meta-evaluate it once it has succeeded")
-            measures = canonical_measures(body["measures"]) if body.get("measures") else []
-            unknown = [m for m in measures if m not in source.request["measures"]]
+            wanted = requested_measures(body["measures"]) if body.get("measures") else []
+            measures, unknown = _evaluated_as(wanted, list(source.request["measures"]))
             if unknown:
                 raise ApiProblem(422, "measure-missing", f"evaluation job {source.id} has no results for"
                                  f" {', '.join(unknown)}")
@@ -94,7 +118,7 @@ def submit_meta_evaluation(st: ServiceState, owner_id: str, admin: bool, body: d
         if not (body.get("collection") and body.get("runs") and body.get("measures")):
             raise ApiProblem(422, "missing-inputs", "give evaluation (a succeeded evaluation job), or collection,"
                              " runs and measures")
-        measures = canonical_measures(body["measures"])
+        measures = requested_measures(body["measures"])
         with st.db.session() as s:
             collection = _collection_with_runs(s, body["collection"], body["runs"], owner_id, admin)
             request.update(runs=list(dict.fromkeys(body["runs"])), measures=measures, ties=body["ties"],

@@ -15,6 +15,7 @@ from typing import Any
 from evaluation.formats import load
 from evaluation.formats.source import DecodeLimits
 from evaluation.judged_ranking import TOPIC_POLICIES
+from evaluation.measures.base import MeasureError
 from evaluation.measures.registry import default_registry
 from evaluation.pipeline import QRELS_FORMATS, Opened, load_inputs, run_evaluation
 from evaluation.problems import InputError, Problem
@@ -59,14 +60,26 @@ def register(sub: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    measures = default_registry().parse_all(args.measures or DEFAULT_MEASURES)
-    inputs = load_inputs(
-        open_input(args.qrels),
-        [open_input(path) for path in args.runs],
-        qrels_format=args.qrels_format,
-        intent_weights=open_input(args.intent_weights) if args.intent_weights else None,
-        side=side_files(args),
-    )
+    try:
+        measures = default_registry().parse_all(args.measures or DEFAULT_MEASURES)
+        bad_measures = None
+    except MeasureError as exc:  # reported with the inputs' problems, in one pass
+        measures, bad_measures = [], exc
+    try:
+        inputs = load_inputs(
+            open_input(args.qrels),
+            [open_input(path) for path in args.runs],
+            qrels_format=args.qrels_format,
+            intent_weights=open_input(args.intent_weights) if args.intent_weights else None,
+            side=side_files(args),
+        )
+    except InputError as exc:
+        if bad_measures is None:
+            raise
+        named = [Problem("invalid-measure", m, "error", source="-m") for m in bad_measures.messages]
+        raise InputError([*exc.problems, *named], exc.omitted) from None
+    if bad_measures is not None:
+        raise bad_measures
     report = run_evaluation(inputs, measures, ties=args.ties, topics=args.topics)
     _print_warnings(report.warnings, args.quiet)
     text = report.render(args.format, args.per_topic)

@@ -50,7 +50,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         _print_problems(exc.problems, exc.omitted)
         return EXIT_INPUT
     except MeasureError as exc:
-        print(f"evalserve: {exc}", file=sys.stderr)
+        for message in exc.messages:  # every bad measure name, one per line
+            print(f"evalserve: {message}", file=sys.stderr)
         return EXIT_INPUT
     except BrokenPipeError:
         return EXIT_OK

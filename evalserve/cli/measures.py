@@ -13,7 +13,7 @@ from evaluation.measures.registry import default_registry
 def register(sub: Any) -> None:
     p = sub.add_parser("measures", help="list every measure with its parameters and reference")
     p.add_argument("--format", choices=("text", "json"), default="text")
-    p.add_argument("name", nargs="?", help="show one measure (name or alias)")
+    p.add_argument("name", nargs="?", help="show one measure (name, alias, or any accepted spelling: ndcg_cut.10)")
     p.add_argument("--axioms", action="store_true", help="add each measure's constraint profile (spec 7.5; the"
                    " parameter-free form; a few seconds for the whole catalogue -- see evalserve axioms)")
     p.set_defaults(handler=run)
@@ -23,7 +23,7 @@ def run(args: argparse.Namespace) -> int:
     registry = default_registry()
     entries = registry.catalogue()
     if args.name:
-        wanted = registry.definition(args.name).name
+        wanted = registry.resolve(args.name).name
         entries = [e for e in entries if e["name"] == wanted]
     if args.axioms:
         from evaluation.axioms.profiles import profiles

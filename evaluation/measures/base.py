@@ -8,7 +8,7 @@ storage, over the API. Kernels are pure functions from a prepared input to one v
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
@@ -17,13 +17,21 @@ import numpy.typing as npt
 
 ParamKind = Literal["float", "int", "choice", "table", "int_or_choice"]
 CutoffRule = Literal["none", "optional", "required"]
+#: How per-topic values become a run's value: the arithmetic mean, trec_eval's sum (counts such as num_ret),
+#: or trec_eval's geometric mean with values floored at 1e-5 (gm_map).
+Aggregate = Literal["mean", "sum", "geometric"]
 #: Input kinds a measure may need; the evaluator prepares each once per (qrels, run): "adhoc", "intents", or a
 #: prepared input of ``evaluation.side_registry.PREPARERS`` (item scores, hierarchies, similarity, preferences).
 InputKind = str
 
 
 class MeasureError(ValueError):
-    """An unknown measure, parameter or value; the message says what would be accepted."""
+    """An unknown measure, parameter or value; the message says what would be accepted. ``messages`` holds one
+    message per bad name when several names were parsed together (``Registry.parse_all``)."""
+
+    def __init__(self, message: str, messages: Sequence[str] = ()) -> None:
+        super().__init__(message)
+        self.messages = list(messages) or [message]
 
 
 @dataclass(frozen=True)
@@ -127,6 +135,7 @@ class MeasureDef:
     notes: str = ""
     #: the established tool whose numbers the parameter-free name reproduces (spec Appendix E), if any
     default_follows: str = ""
+    aggregate: Aggregate = "mean"
 
     def param(self, name: str) -> Param | None:
         return next((p for p in self.params if p.name == name), None)
@@ -171,15 +180,25 @@ class MeasureDef:
 
 @dataclass(frozen=True)
 class Measure:
-    """A measure with all parameter values (in declaration order) and its cutoff; identity = canonical name."""
+    """A measure with all parameter values (in declaration order) and its cutoff; identity = canonical name.
+
+    ``label`` is the name as the user wrote it (``P.10``, ``RBP(p=0.8)``): results are keyed by it.
+    """
 
     definition: MeasureDef
     values: tuple[tuple[str, Any], ...]
     cutoff: int | None
+    label: str = field(default="", compare=False)
     name: str = field(init=False, compare=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "name", self._canonical())
+        if not self.label:
+            object.__setattr__(self, "label", self.name)
+
+    def labelled(self, label: str) -> Measure:
+        """The same measure, reported under ``label``."""
+        return replace(self, label=label)
 
     def _canonical(self) -> str:
         shown = []

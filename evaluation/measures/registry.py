@@ -9,7 +9,15 @@ from functools import cache
 from typing import Any
 
 from evaluation.measures.base import Measure, MeasureDef, MeasureError, format_value
-from evaluation.measures.names import parse_name
+from evaluation.measures.names import expand_name, parse_name
+
+#: ir_measures parameters with no counterpart of the same name here, and what to write instead.
+IR_MEASURES_PARAMS: dict[str, str] = {
+    "judged_only": "evalserve does not drop unjudged documents (ir_measures judged_only=True); Judged@k reports"
+                   " how many of the top k are judged",
+    "dcg": "nDCG's discount is fixed (log2, trec_eval); gains are chosen with gain=lin|exp",
+    "min_rel": "use rel=N (the minimum grade that counts as relevant)",
+}
 
 
 class Registry:
@@ -42,13 +50,30 @@ class Registry:
             raise MeasureError(f"unknown measure {name!r}{hint}")
         return found
 
+    def resolve(self, name: str) -> MeasureDef:
+        """The definition named by a bare name, an alias or any spelling ``parse`` accepts (``ndcg_cut_10``)."""
+        try:
+            return self.definition(name)
+        except MeasureError:
+            try:
+                return self.parse(expand_name(name)[0]).definition
+            except MeasureError:
+                pass
+            raise
+
     def parse(self, text: str) -> Measure:
-        """Resolve a name such as ``nDCG(gain=exp)@20`` into a configured measure, or raise MeasureError."""
+        """Resolve a name such as ``nDCG(gain=exp)@20`` into a configured measure, or raise MeasureError.
+
+        The measure is labelled with ``text`` as written (stripped): results are keyed by the requested name.
+        """
         parsed = parse_name(text)
         definition = self.definition(parsed.name)
         values: dict[str, Any] = {}
         for key, raw in parsed.params:
             param = definition.param(key)
+            if param is None and key in IR_MEASURES_PARAMS:
+                raise MeasureError(f"{definition.name}: ir_measures' parameter {key!r} is not accepted:"
+                                   f" {IR_MEASURES_PARAMS[key]}")
             if param is None:
                 names = [p.name for p in definition.params]
                 close = difflib.get_close_matches(key, names, n=2, cutoff=0.5)
@@ -56,14 +81,23 @@ class Registry:
                 hint = f"; did you mean {' or '.join(close)}?" if close else f" (its parameters: {known})"
                 raise MeasureError(f"{definition.name} has no parameter {key!r}{hint}")
             values[key] = param.convert(raw)
-        return definition.instance(values, parsed.cutoff)
+        return definition.instance(values, parsed.cutoff).labelled(text.strip())
 
-    def parse_all(self, texts: Iterable[str]) -> list[Measure]:
-        """Parse several names, dropping repeats (by canonical name) and keeping the given order."""
+    def parse_all(self, texts: Iterable[str | Measure]) -> list[Measure]:
+        """Parse several names (trec_eval lists such as ``P.5,10`` name several), dropping repeats of a
+        requested name and keeping the given order; every bad name is reported in one MeasureError."""
         seen: dict[str, Measure] = {}
+        errors: list[str] = []
         for text in texts:
-            m = self.parse(text)
-            seen.setdefault(m.name, m)
+            for piece in [text] if isinstance(text, Measure) else expand_name(text):
+                try:
+                    m = piece if isinstance(piece, Measure) else self.parse(piece)
+                except MeasureError as exc:
+                    errors.append(str(exc))
+                    continue
+                seen.setdefault(m.label, m)
+        if errors:
+            raise MeasureError("; ".join(errors), errors)
         return list(seen.values())
 
     def catalogue(self) -> list[dict[str, Any]]:

@@ -198,12 +198,13 @@ def test_trec_eval_format(capsys: pytest.CaptureFixture[str], inputs: dict[str, 
     rows = [line.split("\t") for line in out.splitlines()]
     assert all(len(r) == 3 for r in rows), out
     table = {(m.strip(), q): v for m, q, v in rows}
-    assert table["runid", "all"] == "a.run"
+    # trec_eval's labels and the run tag (issue 14), as trec_eval prints them
+    assert table["runid", "all"] == "a"
     assert table["num_q", "all"] == "2"
-    assert table["AP", "1"] == "0.8333"
-    assert table["AP", "2"] == "1.0000"
-    assert table["AP", "all"] == "0.9167"
-    assert table["P@2", "all"] == "0.5000"
+    assert table["map", "1"] == "0.8333"
+    assert table["map", "2"] == "1.0000"
+    assert table["map", "all"] == "0.9167"
+    assert table["P_2", "all"] == "0.5000"
 
 
 def test_tsv_format(capsys: pytest.CaptureFixture[str], inputs: dict[str, Path]) -> None:

@@ -85,8 +85,10 @@ def test_equal_measures_are_equal_and_hash_alike() -> None:
 
 
 def test_parse_all_drops_repeats_in_order() -> None:
-    parsed = default_registry().parse_all(["P_10", "AP", "P@10", "map", "nDCG@5"])
-    assert [m.name for m in parsed] == ["P@10", "AP", "nDCG@5"]
+    """Repeats of a requested name are dropped; each spelling is its own result key (issue 14)."""
+    parsed = default_registry().parse_all(["P_10", "AP", "P@10", "map", "nDCG@5", "AP", " P_10 "])
+    assert [m.label for m in parsed] == ["P_10", "AP", "P@10", "map", "nDCG@5"]
+    assert [m.name for m in parsed] == ["P@10", "AP", "P@10", "AP", "nDCG@5"]
 
 
 def _error(name: str) -> str:

@@ -73,12 +73,31 @@ def test_stored_runs_are_evaluated_by_id(live: LiveService, web2012: dict[str, P
         job = http.post("/v1/evaluations", json={"collection": collection["id"], "runs": [run.json()["id"],
                         raw.json()["id"]], "measures": ["map", "ndcg_cut_10"]})
         assert job.status_code == 202, job.text
-        assert job.json()["measures"] == ["AP", "nDCG@10"], "canonical names"
+        assert job.json()["measures"] == ["map", "ndcg_cut_10"], "the names as requested (issue 14)"
         done = live.wait_job(http, job.json()["id"])
         assert done["state"] == "succeeded"
         result = http.get(f"/v1/jobs/{done['id']}/result").json()
         assert list(result["runs"]) == ["ql-results-cata-filtered.txt", "catb.run"]
-        assert "per_topic" not in result["runs"]["catb.run"]["AP"]
+        assert "per_topic" not in result["runs"]["catb.run"]["map"]
+        assert result["meta"]["measures"] == {"map": "AP", "ndcg_cut_10": "nDCG@10"}
+
+
+def test_a_bad_run_and_a_bad_measure_are_reported_in_one_problem(live: LiveService,
+                                                                  web2012: dict[str, Path]) -> None:
+    """Every bad file and every bad measure name in one 422 (issue 14), and nothing stored."""
+    bad = b"101 Q0 doc1 1 0.5 tag\n102 Q0 doc3 1 nan tag\n"
+    with live.client() as http:
+        collection = http.post("/v1/collections", data={"name": "c"},
+                               files={"qrels": web2012["qrels"].open("rb")}).json()
+        runs_before = http.get("/v1/runs", params={"page_size": 100}).json()
+        refused = http.post("/v1/submissions", data={"collection": collection["id"], "measures": "nDGC@10 P.10 P@1O"},
+                            files={"run": ("bad.run", bad)})
+        assert refused.status_code == 422, refused.text
+        problem = refused.json()
+        assert problem["code"] == "invalid-upload"
+        assert [p["code"] for p in problem["problems"]] == ["score-nan", "invalid-measure", "invalid-measure"]
+        assert "'nDGC'" in problem["detail"] and "'P@1O'" in problem["detail"]
+        assert http.get("/v1/runs", params={"page_size": 100}).json() == runs_before
 
 
 def test_a_malformed_upload_is_refused_with_every_problem_and_creates_nothing(live: LiveService,

@@ -1,9 +1,13 @@
-"""Ad hoc (single-aspect) measures, spec section 2: one module per measure, listed here."""
+"""Ad hoc (single-aspect) measures, spec section 2: one module per measure (or per small family), listed here."""
 
 from evaluation.measures.adhoc import (
     ap,
     bpref,
+    counts,
     err,
+    gmap,
+    infap,
+    iprec,
     judged,
     ncu,
     ndcg,
@@ -13,10 +17,18 @@ from evaluation.measures.adhoc import (
     recall,
     rprec,
     rr,
+    set_based,
     success,
 )
 
-DEFINITIONS = tuple(
-    m.DEFINITION
-    for m in (precision, recall, rprec, rr, ap, ndcg, err, rbp, bpref, success, judged, q_measure, ncu)
+DEFINITIONS = (
+    *(
+        m.DEFINITION
+        for m in (precision, recall, rprec, rr, ap, ndcg, err, rbp, bpref, success, judged, q_measure, ncu)
+    ),
+    *counts.DEFINITIONS,
+    *set_based.DEFINITIONS,
+    iprec.DEFINITION,
+    infap.DEFINITION,
+    gmap.DEFINITION,
 )

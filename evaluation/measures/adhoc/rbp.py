@@ -1,7 +1,7 @@
 """Rank-biased precision -- ``RBP(p=0.8,rel=binary)[@k]`` (spec 2.6; Moffat & Zobel 2008).
 
-``rel=binary`` counts relevant documents (grade >= 1); ``rel=graded`` uses grade / (the qrels' highest grade).
-No residuals.
+``rel=binary`` counts relevant documents (grade >= 1); ``rel=N`` those with grade >= N (ir_measures' ``rel``
+threshold); ``rel=graded`` uses grade / (the qrels' highest grade). No residuals.
 """
 
 from __future__ import annotations
@@ -19,8 +19,9 @@ from evaluation.measures.base import MeasureDef, Param
 def rbp(data: JudgedRanking, params: Mapping[str, Any], cutoff: int | None) -> FloatArray:
     p = float(params["p"])
     within = data.within(cutoff)
-    if params["rel"] == "binary":
-        gain = (data.grade[within] >= 1).astype(np.float64)
+    if params["rel"] != "graded":
+        level = 1 if params["rel"] == "binary" else int(params["rel"])
+        gain = (data.grade[within] >= level).astype(np.float64)
     else:
         top = max(data.max_grade, 1)
         gain = np.maximum(data.grade[within], 0) / top
@@ -36,8 +37,8 @@ DEFINITION = MeasureDef(
     params=(
         Param("p", "float", 0.8, "persistence: probability of looking at the next document",
               minimum=0.0, maximum=1.0, min_exclusive=True, max_exclusive=True),
-        Param("rel", "choice", "binary", "binary: grade >= 1 counts 1; graded: grade / max grade",
-              choices=("binary", "graded")),
+        Param("rel", "int_or_choice", "binary", "binary: grade >= 1 counts 1; N: grade >= N counts 1"
+              " (ir_measures' threshold); graded: grade / max grade", choices=("binary", "graded"), minimum=1),
     ),
     cutoff="optional",
     reference="Moffat & Zobel, TOIS 2008; trec_eval rbp (binary by default)",

@@ -81,6 +81,16 @@ TABLE: tuple[Row, ...] = (
         applies=lambda golden: golden.qrels == "qrels.test",
         why_not="with graded qrels trec_eval min-max rescales rbp gains (m_rbp.c, min/max not initialised)",
     ),
+    Row(r"num_ret", "NumRet", level=False),
+    Row(r"num_rel", "NumRel"),
+    Row(r"num_rel_ret", "NumRelRet"),
+    Row(r"set_P", "SetP"),
+    Row(r"set_recall", "SetR"),
+    Row(r"set_F", "SetF"),
+    # the current trec_eval counts recall r as reached at relevant document round(r*R); 9.0.7 at C/R >= r
+    Row(r"iprec_at_recall_(\d\.\d\d)", "IPrec(recall={0},reach=rounded)"),
+    Row(r"infAP", "infAP"),
+    Row(r"gm_map", "GMAP"),  # printed for "all" only: the geometric mean (values floored at 1e-5)
     # unj_k = unjudged share of the top k (grade -1 counts as unjudged there, and -c topics score 0)
     Row(
         r"unj_(\d+)",
@@ -94,9 +104,9 @@ TABLE: tuple[Row, ...] = (
 
 #: trec_eval measures evalserve does not implement (checked so that the table above stays complete).
 NOT_IMPLEMENTED = re.compile(
-    r"runid|num_q|num_ret|num_rel|num_rel_ret|num_nonrel_judged_ret|gm_map|gm_bpref|infAP|utility(_.*)?"
-    r"|11pt_avg(_.*)?|iprec_at_recall_.*|Rprec_mult_(?!1\.00).*|binG|G|Rndcg|ndcg_rel|ndcg_\d.*"
-    r"|relative_P_\d+|set_(P|relative_P|recall|map|F)|rbp_resid|relstring(_\d+)?"
+    r"runid|num_q|num_nonrel_judged_ret|gm_bpref|utility(_.*)?"
+    r"|11pt_avg(_.*)?|Rprec_mult_(?!1\.00).*|binG|G|Rndcg|ndcg_rel|ndcg_\d.*"
+    r"|relative_P_\d+|set_(relative_P|map)|rbp_resid|relstring(_\d+)?"
 )
 
 
@@ -113,7 +123,8 @@ def with_level(ours: str, row: Row, level: int) -> str:
     if not row.level or level == 1:
         return ours
     base, _, cutoff = ours.partition("@")
-    return f"{base}(rel={level})" + (f"@{cutoff}" if cutoff else "")
+    base = f"{base[:-1]},rel={level})" if base.endswith(")") else f"{base}(rel={level})"
+    return base + (f"@{cutoff}" if cutoff else "")
 
 
 def read_golden(path: Path) -> list[tuple[str, str, str]]:
