@@ -9,7 +9,7 @@ from collections.abc import Callable, Iterator
 import httpx
 import pytest
 
-from tests.browser import _run, chromium  # noqa: F401 - chromium: fixture
+from tests.browser import chromium, dump_dom  # noqa: F401 - chromium: fixture
 from tests.service.live import LiveService
 
 ASSET = re.compile(r'(?:src|href)="([^"]+)"')
@@ -46,7 +46,7 @@ def test_chromium_shows_the_operations_without_a_network(api: LiveService, chrom
     """The page's scripts run from the server alone and list the API's operations: every host name but
     127.0.0.1 fails to resolve, and virtual time lets Swagger UI fetch /openapi.json before the DOM is dumped."""
     offline = "--host-resolver-rules=MAP * ~NOTFOUND , EXCLUDE 127.0.0.1"
-    dom = _run(chromium, [offline, "--virtual-time-budget=20000", "--dump-dom", f"{api.url}/docs"], 120).stdout
+    dom = dump_dom(chromium, f"{api.url}/docs", timeout=120, flags=(offline, "--virtual-time-budget=20000"))
     assert "swagger-ui" in dom
     for operation in ("/v1/collections", "/v1/submissions", "/v1/jobs/{job_id}", "/v1/tasks"):
         assert operation in dom, f"{operation} not rendered"
