@@ -18,13 +18,13 @@ ENV PYTHONDONTWRITEBYTECODE=1 \
     PIP_DISABLE_PIP_VERSION_CHECK=1
 
 WORKDIR /src
-# what `pip install .` needs: the project metadata (its readme included) and the four packages
-COPY pyproject.toml README.md ./
+# what `pip install .` needs: the project metadata (its readme included), the tested versions and the four packages
+COPY pyproject.toml README.md constraints.txt ./
 COPY evaluation ./evaluation
 COPY evalserve ./evalserve
 COPY service ./service
 COPY workers ./workers
-RUN pip install . \
+RUN pip install --constraint=constraints.txt . \
     && cd / && rm -rf /src \
     && useradd --create-home --uid 10001 --user-group evalserve \
     && mkdir -p /data \

@@ -12,6 +12,7 @@ import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 #: a child that ran at least this long before it died is restarted after the first backoff step again
@@ -24,11 +25,13 @@ STOP_GRACE_SECONDS = 7.0
 
 @dataclass
 class Child:
-    """One supervised program: a name for the log, its command line and (optionally) its environment."""
+    """One supervised program: a name for the log, its command line, (optionally) its environment and a file
+    that takes its output (appended to; else it writes to the supervisor's terminal)."""
 
     name: str
     argv: list[str]
     env: dict[str, str] | None = None
+    log: Path | None = None
     proc: subprocess.Popen[bytes] | None = None
     started_at: float = 0.0
     restarts: int = 0
@@ -103,7 +106,13 @@ class Supervisor:
             self._spawn(child)
 
     def _spawn(self, child: Child) -> None:
-        child.proc = subprocess.Popen(child.argv, env=child.env, preexec_fn=_die_with_parent)
+        if child.log is None:
+            child.proc = subprocess.Popen(child.argv, env=child.env, preexec_fn=_die_with_parent)
+        else:
+            child.log.parent.mkdir(parents=True, exist_ok=True)
+            with child.log.open("ab") as out:  # the child keeps its own descriptor
+                child.proc = subprocess.Popen(child.argv, env=child.env, preexec_fn=_die_with_parent, stdout=out,
+                                              stderr=subprocess.STDOUT)
         child.started_at = time.monotonic()
         child.restart_at = None
 

@@ -15,6 +15,7 @@ from sqlalchemy.exc import DataError
 from werkzeug.exceptions import HTTPException, InternalServerError
 
 from evaluation.report import engine_version
+from service import swagger_ui
 from service.api import BLUEPRINTS
 from service.blobs import BlobStore
 from service.config import Settings
@@ -90,7 +91,8 @@ def create_app(settings: Settings | None = None, *, migrate: bool = False) -> Fl
         OPENAPI_URL_PREFIX="/",
         OPENAPI_JSON_PATH="openapi.json",
         OPENAPI_SWAGGER_UI_PATH="docs",
-        OPENAPI_SWAGGER_UI_URL="https://cdn.jsdelivr.net/npm/swagger-ui-dist@5/",
+        OPENAPI_SWAGGER_UI_URL=swagger_ui.STATIC_URL,  # from the package, never a CDN
+        OPENAPI_SWAGGER_UI_CONFIG={"validatorUrl": None},  # no badge fetched from an external validator
         API_SPEC_OPTIONS={
             "info": {"description": API_DESCRIPTION, "license": {"name": "Apache-2.0"}},
             "components": {"securitySchemes": {"bearerAuth": {"type": "http", "scheme": "bearer"}}},
@@ -107,6 +109,7 @@ def create_app(settings: Settings | None = None, *, migrate: bool = False) -> Fl
     api = ProblemApi(app)
     for blueprint in BLUEPRINTS:
         api.register_blueprint(blueprint)
+    app.register_blueprint(swagger_ui.blp)  # not in the OpenAPI document: pages, not API
 
     @app.errorhandler(Exception)
     def _unexpected(error: Exception) -> Any:  # never a traceback to the client

@@ -121,9 +121,10 @@ def screenshot(chromium: str, url: str, png_path: str | os.PathLike[str], *, wid
         raise BrowserError(f"chromium wrote no screenshot to {target}:\n{result.stderr}")
 
 
-def dump_dom(chromium: str, url: str, *, timeout: float = BROWSER_TIMEOUT) -> str:
-    """The DOM chromium built for ``url`` (after parsing, styles and any scripts), serialised as HTML."""
-    result = _run(chromium, ["--dump-dom", url], timeout)
+def dump_dom(chromium: str, url: str, *, timeout: float = BROWSER_TIMEOUT, flags: tuple[str, ...] = ()) -> str:
+    """The DOM chromium built for ``url`` (after parsing, styles and any scripts), serialised as HTML; ``flags``
+    are more chromium switches (e.g. ``--virtual-time-budget`` to let scripts fetch before the dump)."""
+    result = _run(chromium, [*flags, "--dump-dom", url], timeout)
     if not result.stdout.strip():
         raise BrowserError(f"chromium dumped no DOM for {url}:\n{result.stderr}")
     return result.stdout

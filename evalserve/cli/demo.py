@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import argparse
+import gzip
+import sys
 from importlib import resources
+from pathlib import Path
 from typing import Any
 
 from evalserve.cli import evaluate
@@ -12,10 +15,33 @@ from evalserve.cli import evaluate
 def register(sub: Any) -> None:
     p = sub.add_parser("demo", help="evaluate the bundled sample runs (no files needed)")
     p.add_argument("--format", choices=("json", "tsv", "trec_eval"), default="trec_eval")
+    p.add_argument("--files", metavar="DIR", type=Path, default=None,
+                   help="instead, write the sample as files to try the walkthroughs with: DIR/qrels.txt,"
+                   " DIR/bm25.run and DIR/dense.run.gz")
     p.set_defaults(handler=run)
 
 
+#: the sample's files under the names the README's walkthroughs use (``.gz``: gzip-compressed)
+SAMPLE_FILES = {"qrels.txt": "sample.qrels", "bm25.run": "bm25.run", "dense.run.gz": "neural.run"}
+
+
+def write_files(folder: Path) -> list[Path]:
+    """Copy the sample into ``folder`` (created if needed) under the README's names."""
+    folder.mkdir(parents=True, exist_ok=True)
+    written = []
+    for name, sample in SAMPLE_FILES.items():
+        data = (resources.files("evalserve") / "samples" / sample).read_bytes()
+        target = folder / name
+        target.write_bytes(gzip.compress(data, mtime=0) if name.endswith(".gz") else data)
+        written.append(target)
+    return written
+
+
 def run(args: argparse.Namespace) -> int:
+    if args.files is not None:
+        for path in write_files(args.files):
+            print(f"wrote {path}", file=sys.stderr)
+        return 0
     folder = resources.files("evalserve") / "samples"
     with resources.as_file(folder) as path:
         argv = [

@@ -15,6 +15,8 @@ from typing import Any
 from evalserve.supervisor import Child, Supervisor
 from service.config import Settings
 
+LOG_LEVELS = ("debug", "info", "warning", "error", "critical")
+
 
 def register(sub: Any) -> None:
     p = sub.add_parser("serve", help="start the HTTP API and workers (embedded SQLite database and broker by"
@@ -25,6 +27,10 @@ def register(sub: Any) -> None:
     p.add_argument("--concurrency", type=int, default=os.cpu_count() or 1,
                    help="evaluation worker processes, one job each at a time (default: one per CPU)")
     p.add_argument("--no-worker", action="store_true", help="start only the API (workers run elsewhere)")
+    p.add_argument("--log-level", default=None, choices=LOG_LEVELS,
+                   help="show the API's and the workers' logs on the terminal at this level (default: info, into"
+                   " DATA_DIR/logs/api.log and workers.log)")
+    p.add_argument("-v", "--verbose", action="store_true", help="show the logs on the terminal (level info)")
     p.set_defaults(handler=serve)
 
     w = sub.add_parser("worker", help="start evaluation workers and a webhook worker, restarted if they die"
@@ -82,9 +88,19 @@ def worker_children(concurrency: int, loglevel: str = "info", queue: str | None 
     return children
 
 
-def api_command(host: str, port: int, workers: int) -> list[str]:
+def api_command(host: str, port: int, workers: int, loglevel: str = "info") -> list[str]:
     return [sys.executable, "-m", "gunicorn", "--bind", f"{host}:{port}", "--workers", str(workers),
-            "--timeout", "300", "--graceful-timeout", "30", "--access-logfile", "-", "service.wsgi:app"]
+            "--timeout", "300", "--graceful-timeout", "30", "--access-logfile", "-", "--log-level", loglevel,
+            "service.wsgi:app"]
+
+
+def log_files(settings: Settings, args: argparse.Namespace) -> tuple[Path, Path] | None:
+    """Where ``serve`` writes the API's and the workers' output: ``DATA_DIR/logs/{api,workers}.log``, or None
+    when ``--log-level`` or ``-v`` asks for it on the terminal (an access line per request floods a shell)."""
+    if args.log_level or args.verbose:
+        return None
+    logs = settings.data_dir / "logs"
+    return logs / "api.log", logs / "workers.log"
 
 
 def worker(args: argparse.Namespace) -> int:
@@ -130,8 +146,14 @@ def serve(args: argparse.Namespace) -> int:
     secure_data_dir(settings)
     upgrade(settings.database_url)
     token = admin_token(settings)
-    api = Child("API", api_command(args.host, args.port, args.api_workers))
-    children = [api] if args.no_worker else [api, *worker_children(max(1, args.concurrency))]
+    loglevel = args.log_level or "info"
+    logs = log_files(settings, args)
+    api_log, workers_log = logs or (None, None)
+    api = Child("API", api_command(args.host, args.port, args.api_workers, loglevel), log=api_log)
+    workers = [] if args.no_worker else worker_children(max(1, args.concurrency), loglevel)
+    for child in workers:
+        child.log = workers_log
+    children = [api, *workers]
     supervisor = Supervisor(children)
     supervisor.install_signals()
     supervisor.start()
@@ -141,16 +163,28 @@ def serve(args: argparse.Namespace) -> int:
         supervisor.stop()
         if asked_to_stop:
             return 0
-        print(f"evalserve: the API did not start on {url} (its messages are above)", file=sys.stderr)
+        where = "above" if logs is None else f"in {logs[0]}; its last lines:\n{_tail(logs[0])}"
+        print(f"evalserve: the API did not start on {url} (its messages are {where})", file=sys.stderr)
         return 1
     backend = "embedded (SQLite database and broker in " + str(settings.data_dir) + ")"
     if not settings.database_url.startswith("sqlite") or not settings.embedded_broker:
         backend = "DATABASE_URL / REDIS_URL"
     print(f"evalserve is running at {url}  (API docs: {url}/docs)\n"
           f"  backend: {backend}\n  admin token: {token}\n"
-          f"  (also in {Path(settings.data_dir) / 'admin-token'}); stop with Ctrl-C", flush=True)
+          f"  (also in {Path(settings.data_dir) / 'admin-token'}); stop with Ctrl-C\n"
+          f"  logs: {'on this terminal' if logs is None else f'{logs[0]} and {logs[1]} (-v: on this terminal)'}",
+          flush=True)
     supervisor.run()  # until SIGTERM or SIGINT; restarts whatever dies meanwhile
     return 0
+
+
+def _tail(path: Path, lines: int = 20) -> str:
+    """The last ``lines`` lines of a log file (empty if there is none yet)."""
+    try:
+        text = path.read_text(errors="replace")
+    except OSError:
+        return ""
+    return "\n".join(text.splitlines()[-lines:])
 
 
 def _wait_healthy(url: str, supervisor: Supervisor, api: Child, timeout: float = 60.0) -> bool:

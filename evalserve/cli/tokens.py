@@ -26,28 +26,47 @@ def register(sub: Any) -> None:
     revoke.set_defaults(handler=_revoke)
 
 
-def _db() -> Any:
+def _open() -> tuple[Any, str, bool]:
+    """The configured database brought to the newest schema, where it is (a SQLite file or a URL without its
+    password) and whether it is new: no evalserve schema there before this command."""
+    from sqlalchemy import inspect
+    from sqlalchemy.engine import make_url
+
     from service.datadir import secure_data_dir
     from service.db import Database
     from service.migrate import upgrade
 
     settings = Settings.from_env()
     secure_data_dir(settings)
+    url = make_url(settings.database_url)
+    where = url.database or "" if url.get_backend_name() == "sqlite" else url.render_as_string(hide_password=True)
+    db = Database(settings.database_url)
+    new = "alembic_version" not in inspect(db.engine).get_table_names()
     upgrade(settings.database_url)
-    return Database(settings.database_url)
+    return db, where, new
+
+
+def _db() -> Any:
+    return _open()[0]
 
 
 def _create(args: argparse.Namespace) -> int:
     from service.auth import create_token
 
     scopes = tuple(s.strip() for s in args.scopes.split(",") if s.strip())
+    db, where, new = _open()
     try:
-        row, text = create_token(_db(), args.name, scopes)
+        row, text = create_token(db, args.name, scopes)
     except ValueError as exc:
         print(f"evalserve: {exc}", file=sys.stderr)
         return 2
     print(text, flush=True)
-    print(f"token id {row.id}, scopes {row.scopes}: store it now, it cannot be shown again", file=sys.stderr)
+    print(f"token id {row.id}, scopes {row.scopes}: store it now, it cannot be shown again\n"
+          f"written to the database {where}", file=sys.stderr)
+    if new:
+        print(f"evalserve: warning: there was no evalserve database at {where}: this created a new, empty one. The"
+              " token works only with a server using this database: set EVALSERVE_DATA_DIR (or DATABASE_URL) as"
+              " for `evalserve serve`", file=sys.stderr)
     return 0
 
 

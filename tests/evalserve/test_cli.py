@@ -283,3 +283,11 @@ def test_demo(capsys: pytest.CaptureFixture[str]) -> None:
     assert code == 0, err
     assert "bm25.run" in out and "neural.run" in out
     assert "Traceback" not in err
+
+
+def test_demo_files_writes_the_walkthroughs_inputs(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = run_cli(capsys, "demo", "--files", str(tmp_path / "try"))
+    assert code == 0 and out == "", err
+    assert sorted(p.name for p in (tmp_path / "try").iterdir()) == ["bm25.run", "dense.run.gz", "qrels.txt"]
+    assert run_cli(capsys, "evaluate", "--qrels", str(tmp_path / "try" / "qrels.txt"), "--run",
+                   str(tmp_path / "try" / "dense.run.gz"), "-m", "AP")[0] == 0

@@ -43,3 +43,16 @@ def test_revoke_confirms_on_stdout(capsys: pytest.CaptureFixture[str]) -> None:
     assert capsys.readouterr().out == f"revoked {token_id}\n"
     assert main(["tokens", "list"]) == 0
     assert "\trevoked\t" in capsys.readouterr().out
+
+
+def test_create_says_which_database_it_wrote_to_and_warns_when_it_made_a_new_one(
+        data_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Without the server's EVALSERVE_DATA_DIR a token lands in a new, empty database the server never reads."""
+    database = data_dir / "evalserve.db"
+    assert main(["tokens", "create", "--name", "ann"]) == 0
+    err = capsys.readouterr().err
+    assert f"written to the database {database}" in err
+    assert "warning: there was no evalserve database" in err and "EVALSERVE_DATA_DIR" in err
+    assert main(["tokens", "create", "--name", "ben"]) == 0  # the database is there now: no warning
+    err = capsys.readouterr().err
+    assert f"written to the database {database}" in err and "warning" not in err
