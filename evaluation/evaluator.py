@@ -7,7 +7,7 @@ would do about them) are returned with the scores.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -30,6 +30,32 @@ SHOWN_TOPICS = 10
 def shown_topics(topics: Sequence[str]) -> str:
     """The first few topic ids of a list, for messages."""
     return ", ".join(topics[:SHOWN_TOPICS]) + (" ..." if len(topics) > SHOWN_TOPICS else "")
+
+
+class MeasureValues(dict[str, FloatArray]):
+    """Per-topic values keyed by the requested measure name; a canonical name finds them too (the first
+    requested spelling of that measure), so code that looks measures up by ``Measure.name`` keeps working."""
+
+    def __init__(self, values: Mapping[str, FloatArray], canonical: Mapping[str, str]) -> None:
+        super().__init__(values)
+        self.by_canonical: dict[str, str] = {}
+        for label, name in canonical.items():
+            self.by_canonical.setdefault(name, label)
+
+    def __missing__(self, key: str) -> FloatArray:
+        label = self.by_canonical.get(key)
+        if label is None or label == key or not dict.__contains__(self, label):
+            raise KeyError(key)
+        return dict.__getitem__(self, label)
+
+    def __contains__(self, key: object) -> bool:
+        return dict.__contains__(self, key) or (isinstance(key, str) and key in self.by_canonical)
+
+    def get(self, key: str, default: Any = None) -> Any:
+        try:
+            return self[key]
+        except KeyError:
+            return default
 
 
 @dataclass(frozen=True)
@@ -63,6 +89,10 @@ class RunScores:
 
     def per_topic(self, measure: str) -> dict[str, float]:
         return dict(zip(self.topics, self.values[self._key(measure)].tolist()))
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.values, MeasureValues):
+            object.__setattr__(self, "values", MeasureValues(self.values, self.canonical))
 
     def _key(self, measure: str) -> str:
         """The requested name, or the first requested name whose canonical name is ``measure``."""
