@@ -42,9 +42,14 @@ class MeasureValues(dict[str, FloatArray]):
         for label, name in canonical.items():
             self.by_canonical.setdefault(name, label)
 
+    def label(self, key: str) -> str:
+        """The requested name holding ``key``'s values: ``key`` itself, or the first requested spelling of the
+        measure whose canonical name is ``key`` (``key`` unchanged when neither)."""
+        return key if dict.__contains__(self, key) else self.by_canonical.get(key, key)
+
     def __missing__(self, key: str) -> FloatArray:
-        label = self.by_canonical.get(key)
-        if label is None or label == key or not dict.__contains__(self, label):
+        label = self.label(key)
+        if label == key:
             raise KeyError(key)
         return dict.__getitem__(self, label)
 
@@ -96,9 +101,8 @@ class RunScores:
 
     def _key(self, measure: str) -> str:
         """The requested name, or the first requested name whose canonical name is ``measure``."""
-        if measure in self.values:
-            return measure
-        return next((label for label, name in self.canonical.items() if name == measure), measure)
+        values = self.values
+        return values.label(measure) if isinstance(values, MeasureValues) else measure
 
 
 #: trec_eval's MIN_GEO_MEAN: values below it count as it in a geometric mean (one zero would make it 0).

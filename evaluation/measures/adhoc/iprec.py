@@ -32,7 +32,6 @@ def interpolated_precision(data: JudgedRanking, params: Mapping[str, Any], cutof
     return out
 
 
-
 DEFINITION = MeasureDef(
     name="IPrec",
     family=FAMILY,
