@@ -280,17 +280,82 @@ def generate_diversity(out: Path, seed: int, data: Path) -> None:
           f"-> {folder} ({took:.1f} s)")
 
 
+# -------------------------------------------------------------------------------------------------- intents
+
+INTENTS = Workload("intents", 50, 1000, 10, 4000, (300, 700), "trec")
+N_INTENTS = 5
+
+
+def write_intent_qrels(path: Path, rng: np.random.Generator, w: Workload, topics: list[str],
+                       docs: np.ndarray, quality: np.ndarray) -> int:
+    """ndeval-style qrels (``qid intent docno 0/1``): each judged document is listed under every intent of its
+    topic, relevant to an intent with a probability that grows with its hidden quality."""
+    lines: list[str] = []
+    lo, hi = w.judged
+    for t, label in enumerate(topics):
+        n = int(rng.integers(lo, hi + 1))
+        noisy = quality[t] + 0.8 * rng.standard_normal(w.pool)
+        chosen = np.sort(np.argsort(-noisy, kind="stable")[:n])
+        affinity = rng.random((N_INTENTS, 1)) * 0.8 + 0.2  # how often an intent is met at all
+        p = affinity / (1.0 + np.exp(-(quality[t][chosen] - 1.0)))
+        relevant = (rng.random((N_INTENTS, n)) < p).astype(int)
+        names = docno_text(docs[t][chosen])
+        for i in range(N_INTENTS):
+            lines.extend(f"{label} {i + 1} {d} {g}\n" for d, g in zip(names, relevant[i].tolist()))
+    path.write_text("".join(lines))
+    return len(lines)
+
+
+def write_intent_run(path: Path, rng: np.random.Generator, w: Workload, topics: list[str],
+                     docs: np.ndarray, quality: np.ndarray, r: int) -> int:
+    """A run in ranked order with scores distinct within a topic, also as float32 (steps of at least 1e-4), so
+    ties never arise and every tool's order is the same (pyndeval breaks ties by docno ascending, trec_eval
+    descending)."""
+    skill = 0.3 + 0.6 * rng.random()
+    noise = quality * skill + rng.standard_normal(quality.shape)
+    top = np.argsort(-noise, axis=1, kind="stable")[:, : w.depth]
+    scores = 12.0 + 3.0 * np.take_along_axis(noise, top, axis=1) - 1e-4 * np.arange(w.depth)
+    text = [f"{s:.6f}" for s in scores.ravel().tolist()]
+    names = docno_text(np.take_along_axis(docs, top, axis=1).ravel())
+    ranks = np.tile(np.arange(1, w.depth + 1), w.n_topics).tolist()
+    qids = np.repeat(np.asarray(topics, dtype=object), w.depth).tolist()
+    tag = f"intents{r:02d}"
+    path.write_text("".join(f"{q} Q0 {d} {k} {s} {tag}\n" for q, d, k, s in zip(qids, names, ranks, text)))
+    return len(names)
+
+
+def generate_intents(out: Path, seed: int) -> None:
+    """The ``intents`` workload: 50 topics x 1,000 documents x 10 runs with 5 intents per topic (ndeval
+    qrels), the diversity counterpart of ``trec`` for the whole-process benchmark."""
+    start = time.perf_counter()
+    w = INTENTS
+    rng = np.random.default_rng([seed, 100])
+    folder = out / w.name
+    (folder / "runs").mkdir(parents=True, exist_ok=True)
+    for old in (folder / "runs").glob("*.txt"):
+        old.unlink()
+    topics = topic_labels(rng, w)
+    docs, quality = candidates(rng, w)
+    n_qrels = write_intent_qrels(folder / "qrels.txt", rng, w, topics, docs, quality)
+    lines = sum(write_intent_run(folder / "runs" / f"run{r:02d}.txt", rng, w, topics, docs, quality, r)
+                for r in range(w.n_runs))
+    print(f"intents: {w.n_topics} topics x {N_INTENTS} intents, {n_qrels} judgments, {w.n_runs} runs, {lines} run"
+          f" lines -> {folder} ({time.perf_counter() - start:.1f} s)")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--seed", type=int, default=SEED)
     ap.add_argument("--out", type=Path, default=DEFAULT_OUT)
-    ap.add_argument("--workloads", default="trec,wide,diversity")
+    ap.add_argument("--workloads", default="trec,wide,diversity,intents")
     ap.add_argument("--data", type=Path, default=DEFAULT_DATA, help="the shared real data (diversity workload)")
     args = ap.parse_args()
     names = set(args.workloads.split(","))
     generate(args.out, args.seed, names)
     if "diversity" in names:
         generate_diversity(args.out, args.seed, args.data)
+    if "intents" in names:
+        generate_intents(args.out, args.seed)
 
 
 if __name__ == "__main__":
