@@ -4,7 +4,7 @@ from __future__ import annotations
 
 
 def __getattr__(name: str) -> str:
-    """``__version__``, read from the installed distribution on first use (not at every start of the CLI)."""
+    """``__version__`` (``evaluation.version.VERSION``), imported on first use."""
     if name == "__version__":
         from evaluation.version import engine_version
 

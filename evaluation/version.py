@@ -1,13 +1,12 @@
-"""The installed evalserve version, in a module light enough for ``evalserve --version`` to import."""
+"""The evalserve version: the one place it is written (``pyproject.toml`` reads it from here, setuptools'
+``attr``), so reporting it costs no scan of the installed distributions (``importlib.metadata``: ~30 ms)."""
 
 from __future__ import annotations
 
-from importlib import metadata
+#: the version of the evalserve distribution (engine, service and CLI)
+VERSION = "0.1.0"
 
 
 def engine_version() -> str:
-    """The version of the installed ``evalserve`` distribution, or ``0+unknown`` in an uninstalled source tree."""
-    try:
-        return metadata.version("evalserve")
-    except metadata.PackageNotFoundError:  # running from a source tree that is not installed
-        return "0+unknown"
+    """The evalserve version, as results (``meta.evalserve_version``), ``/health`` and ``--version`` report it."""
+    return VERSION

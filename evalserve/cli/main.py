@@ -41,8 +41,8 @@ def build_parser(full: Collection[str] | None = None) -> argparse.ArgumentParser
 
 
 class VersionAction(argparse.Action):
-    """``--version``: print the installed version and exit; read only when asked for (it costs a scan of the
-    installed distributions, which other commands need not pay)."""
+    """``--version``: print the version and exit (argparse's own action would need the version string before
+    parsing; this imports ``evaluation.version`` only when asked)."""
 
     def __init__(self, option_strings: Sequence[str], dest: str = argparse.SUPPRESS) -> None:
         super().__init__(option_strings, dest, default=argparse.SUPPRESS, nargs=0,
