@@ -124,6 +124,12 @@ def test_service_config_imports_no_httpx_or_web_stack(tmp_path: Path) -> None:
     assert loaded(modules, "httpx", "flask", "celery", "sqlalchemy", "scipy") == []
 
 
+@pytest.mark.parametrize("module", ["service.app", "workers.tasks"])
+def test_the_api_and_the_workers_start_without_scipy(tmp_path: Path, module: str) -> None:
+    """scipy is loaded by the first significance test a meta job runs, not by every API or worker process."""
+    assert loaded(imported_by(tmp_path, f"import {module}"), "scipy", "pandas", "matplotlib") == []
+
+
 def test_the_client_cli_version_loads_httpx_but_nothing_heavier(tmp_path: Path) -> None:
     modules = imported_by(tmp_path, "from evalserve_client.cli import main\n"
                                     "try:\n    main(['--version'])\nexcept SystemExit:\n    pass")
