@@ -2,6 +2,8 @@
 
 A problem is ``{line, column, code, message, severity}``; errors stop a load, warnings do not.
 Readers collect all problems (capped) instead of stopping at the first, so a user fixes a file in one pass.
+The engine's exceptions (``InputError``, ``NothingScored``, ``MeasureError``) live here too: this module imports
+no numpy, so the CLI catches them without loading the engine.
 """
 
 from __future__ import annotations

@@ -20,6 +20,22 @@ EXIT_OK, EXIT_INTERNAL, EXIT_INPUT = 0, 1, 2
 EXIT_NOTHING_SCORED = 1  # well-formed inputs that do not fit: no result, as after a failure
 
 
+class VersionAction(argparse.Action):
+    """``--version``: print the version and exit (argparse's own action would need the version string before
+    parsing; this imports ``evaluation.version`` only when asked)."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str = argparse.SUPPRESS) -> None:
+        super().__init__(option_strings, dest, default=argparse.SUPPRESS, nargs=0,
+                         help="show program's version number and exit")
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: object,
+                 option_string: str | None = None) -> None:
+        from evaluation.version import engine_version
+
+        print(f"{parser.prog} {engine_version()}")
+        parser.exit()
+
+
 def build_parser(full: Collection[str] | None = None) -> argparse.ArgumentParser:
     """The ``evalserve`` parser. Subcommands named in ``full`` (default: all) get their whole parser, which
     imports their module; the others only their name and help line, enough for ``evalserve --help``."""
@@ -38,22 +54,6 @@ def build_parser(full: Collection[str] | None = None) -> argparse.ArgumentParser
             import_module(f"evalserve.cli.{command.module}").register(sub)
             registered.add(command.module)
     return parser
-
-
-class VersionAction(argparse.Action):
-    """``--version``: print the version and exit (argparse's own action would need the version string before
-    parsing; this imports ``evaluation.version`` only when asked)."""
-
-    def __init__(self, option_strings: Sequence[str], dest: str = argparse.SUPPRESS) -> None:
-        super().__init__(option_strings, dest, default=argparse.SUPPRESS, nargs=0,
-                         help="show program's version number and exit")
-
-    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: object,
-                 option_string: str | None = None) -> None:
-        from evaluation.version import engine_version
-
-        print(f"{parser.prog} {engine_version()}")
-        parser.exit()
 
 
 def main(argv: Sequence[str] | None = None) -> int:
