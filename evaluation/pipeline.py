@@ -19,6 +19,7 @@ from evaluation.measures.base import Measure
 from evaluation.measures.registry import default_registry
 from evaluation.model import IntentWeights, Qrels, Run
 from evaluation.problems import InputError, Parsed, Problem
+from evaluation.problems import NothingScored as NothingScored  # defined there: light for the CLI to catch
 from evaluation.report import Report
 from evaluation.side_inputs import SideInputs
 from evaluation.side_registry import side_reader
@@ -145,11 +146,6 @@ def check_run_names(runs: Sequence[Run]) -> None:
     clash = sorted({n for n in names if names.count(n) > 1})
     if clash:
         raise InputError.single("duplicate-run-name", f"two runs would both be named {clash[0]}; rename one file")
-
-
-class NothingScored(InputError):
-    """Raised when a run has no judged topic: its means would be a silent 0 (usually the wrong judgments, or topic
-    ids spelled differently in the two files). Carries one ``no-topics-scored`` problem per such run."""
 
 
 def check_scored(qrels: Qrels, runs: Sequence[Run]) -> None:

@@ -2,11 +2,13 @@
 
 A problem is ``{line, column, code, message, severity}``; errors stop a load, warnings do not.
 Readers collect all problems (capped) instead of stopping at the first, so a user fixes a file in one pass.
+The engine's exceptions (``InputError``, ``NothingScored``, ``MeasureError``) live here too: this module imports
+no numpy, so the CLI catches them without loading the engine.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Generic, Literal, TypeVar
 
@@ -110,6 +112,20 @@ class InputError(Exception):
 
     def as_dicts(self) -> list[dict[str, Any]]:
         return [p.as_dict() for p in self.problems]
+
+
+class NothingScored(InputError):
+    """Raised when a run has no judged topic: its means would be a silent 0 (usually the wrong judgments, or topic
+    ids spelled differently in the two files). Carries one ``no-topics-scored`` problem per such run."""
+
+
+class MeasureError(ValueError):
+    """An unknown measure, parameter or value; the message says what would be accepted. ``messages`` holds one
+    message per bad name when several names were parsed together (``Registry.parse_all``)."""
+
+    def __init__(self, message: str, messages: Sequence[str] = ()) -> None:
+        super().__init__(message)
+        self.messages = list(messages) or [message]
 
 
 @dataclass(frozen=True)

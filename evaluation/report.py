@@ -19,7 +19,6 @@ import json
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from importlib import metadata
 from typing import Any
 
 from evaluation.csvcells import safe_cell
@@ -28,15 +27,9 @@ from evaluation.measures.base import MeasureError
 from evaluation.measures.names import trec_eval_label, trec_eval_rank
 from evaluation.measures.registry import default_registry
 from evaluation.problems import Problem
+from evaluation.version import engine_version as engine_version
 
 FORMATS = ("json", "tsv", "csv", "trec_eval")
-
-
-def engine_version() -> str:
-    try:
-        return metadata.version("evalserve")
-    except metadata.PackageNotFoundError:  # running from a source tree that is not installed
-        return "0+unknown"
 
 
 @dataclass(frozen=True)

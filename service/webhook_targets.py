@@ -14,8 +14,10 @@ import re
 import socket
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-import httpx
+if TYPE_CHECKING:  # imported where a URL is parsed: service.config imports this module, and httpx is slow to load
+    import httpx
 
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 IPNetwork = ipaddress.IPv4Network | ipaddress.IPv6Network
@@ -58,6 +60,8 @@ def parse_networks(text: str) -> tuple[IPNetwork, ...]:
 def parse(url: str) -> Target:
     """The URL's scheme, host and port as httpx (which sends the request) reads them; TargetError unless it is
     http(s), has a host and a valid port, and carries no credentials (``user:pass@``). Not resolved yet."""
+    import httpx
+
     try:
         parsed = httpx.URL(url)
     except (httpx.InvalidURL, TypeError, ValueError) as exc:

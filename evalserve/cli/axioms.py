@@ -11,6 +11,7 @@ import json
 import sys
 from typing import Any
 
+from evalserve.cli.commands import help_of
 from evaluation.axioms.constraints import NAMES
 from evaluation.axioms.harness import DEFAULT_INSTANCES, DEFAULT_SEED, Outcome, check_all
 
@@ -21,7 +22,7 @@ LEGEND = "Y satisfied, . violated, - not applicable (ad hoc measure), ? not eval
 def register(sub: Any) -> None:
     p = sub.add_parser(
         "axioms",
-        help="check measures against the ten axiomatic constraints (Pri ... AspRel)",
+        help=help_of("axioms"),
         description="Check measures against the formal constraints of Amigo et al. (SIGIR 2018): Pri, Deep,"
         " DeepTh, CloseTh, Conf (relevance) and AspDiv, Red, MRed, Sat, AspRel (diversity). Each violated"
         " constraint comes with the smallest counterexample found.",

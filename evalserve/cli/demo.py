@@ -10,10 +10,11 @@ from pathlib import Path
 from typing import Any
 
 from evalserve.cli import evaluate
+from evalserve.cli.commands import help_of
 
 
 def register(sub: Any) -> None:
-    p = sub.add_parser("demo", help="evaluate the bundled sample runs (no files needed)")
+    p = sub.add_parser("demo", help=help_of("demo"))
     p.add_argument("--format", choices=("json", "tsv", "trec_eval"), default="trec_eval")
     p.add_argument("--files", metavar="DIR", type=Path, default=None,
                    help="instead, write the sample as files to try the walkthroughs with: DIR/qrels.txt,"

@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from evalserve.cli.commands import help_of
 from evaluation.formats import load
 from evaluation.formats.source import DecodeLimits
 from evaluation.judged_ranking import TOPIC_POLICIES
@@ -30,7 +31,7 @@ DEFAULT_MEASURES = ("AP", "P@10", "nDCG@10", "RR", "Rprec", "Bpref")
 def register(sub: Any) -> None:
     p = sub.add_parser(
         "evaluate",
-        help="evaluate runs against relevance judgments",
+        help=help_of("evaluate"),
         description="Evaluate TREC runs against qrels. Inputs may be gzip-compressed; '-' reads a run from stdin.",
         epilog="example: evalserve evaluate --qrels qrels.txt --run bm25.run -m AP -m nDCG@10 --per-topic",
     )

@@ -6,11 +6,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from evalserve.cli.commands import help_of
 from evaluation.hierarchy.__main__ import configure, run
 
 
 def register(sub: Any) -> None:
-    p = sub.add_parser("hierarchy", help="build intent hierarchies (JSON) or synthesise document fingerprints",
+    p = sub.add_parser("hierarchy", help=help_of("hierarchy"),
                        description=__doc__)
     configure(p.add_subparsers(dest="hierarchy_command", metavar="ACTION", required=True))
     p.set_defaults(handler=run)

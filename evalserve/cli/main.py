@@ -1,4 +1,5 @@
-"""The ``evalserve`` command: subcommands are registered here; each lives in its own module.
+"""The ``evalserve`` command: subcommands are listed in ``commands``; each lives in its own module, imported only
+when that subcommand runs (``evalserve --version`` and ``--help`` load neither the engine nor the service).
 
 Exit codes: 0 success, 2 bad input or bad usage (problems printed one per line, never a traceback),
 1 a run none of whose topics is judged (``no-topics-scored``: nothing could be scored) or an unexpected internal
@@ -9,35 +10,57 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
+from importlib import import_module
 
-from evalserve.cli import axioms, demo, evaluate, hierarchy, measures, meta, migrate, openapi, serve, tokens
-from evaluation.measures.base import MeasureError
-from evaluation.pipeline import NothingScored
-from evaluation.problems import InputError, Problem
-from evaluation.report import engine_version
+from evalserve.cli.commands import COMMANDS, requested
+from evaluation.problems import InputError, MeasureError, NothingScored, Problem
 
 EXIT_OK, EXIT_INTERNAL, EXIT_INPUT = 0, 1, 2
 EXIT_NOTHING_SCORED = 1  # well-formed inputs that do not fit: no result, as after a failure
 
-COMMANDS = (evaluate, measures, meta, axioms, hierarchy, demo, serve, tokens, openapi, migrate)
+
+class VersionAction(argparse.Action):
+    """``--version``: print the version and exit (argparse's own action would need the version string before
+    parsing; this imports ``evaluation.version`` only when asked)."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str = argparse.SUPPRESS) -> None:
+        super().__init__(option_strings, dest, default=argparse.SUPPRESS, nargs=0,
+                         help="show program's version number and exit")
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: object,
+                 option_string: str | None = None) -> None:
+        from evaluation.version import engine_version
+
+        print(f"{parser.prog} {engine_version()}")
+        parser.exit()
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(full: Collection[str] | None = None) -> argparse.ArgumentParser:
+    """The ``evalserve`` parser. Subcommands named in ``full`` (default: all) get their whole parser, which
+    imports their module; the others only their name and help line, enough for ``evalserve --help``."""
     parser = argparse.ArgumentParser(
         prog="evalserve",
         description="Evaluate search and ranking runs exactly as trec_eval, gdeval and ndeval do -- and more.",
     )
-    parser.add_argument("--version", action="version", version=f"evalserve {engine_version()}")
+    parser.add_argument("--version", action=VersionAction)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    loaded = {c.module for c in COMMANDS if full is None or c.name in full}
+    registered: set[str] = set()
     for command in COMMANDS:
-        command.register(sub)
+        if command.module not in loaded:
+            sub.add_parser(command.name, help=command.help)
+        elif command.module not in registered:  # one module may register several commands (serve, worker)
+            import_module(f"evalserve.cli.{command.module}").register(sub)
+            registered.add(command.module)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
+    words = list(sys.argv[1:] if argv is None else argv)
+    command = requested(words)
+    parser = build_parser(() if command is None else (command,))
+    args = parser.parse_args(words)
     if not getattr(args, "handler", None):
         parser.print_help()
         return EXIT_INPUT

@@ -7,11 +7,12 @@ import json
 import sys
 from typing import Any
 
+from evalserve.cli.commands import help_of
 from evaluation.measures.registry import default_registry
 
 
 def register(sub: Any) -> None:
-    p = sub.add_parser("measures", help="list every measure with its parameters and reference")
+    p = sub.add_parser("measures", help=help_of("measures"))
     p.add_argument("--format", choices=("text", "json"), default="text")
     p.add_argument("name", nargs="?", help="show one measure (name, alias, or any accepted spelling: ndcg_cut.10)")
     p.add_argument("--axioms", action="store_true", help="add each measure's constraint profile (spec 7.5; the"

@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from evalserve.cli.commands import help_of
 from evalserve.cli.evaluate import open_input, side_files
 from evaluation.formats import load
 from evaluation.formats.preferences import parse_preferences
@@ -25,8 +26,7 @@ from evaluation.side_registry import SIDE_KINDS
 
 
 def register(sub: Any) -> None:
-    p = sub.add_parser("meta", help="meta-evaluation: unanimity, discriminative power, significance, correlation,"
-                       " preference agreement",
+    p = sub.add_parser("meta", help=help_of("meta"),
                        description="Meta-evaluate measures and runs. Input: a results JSON of 'evalserve evaluate"
                        " --per-topic' (--results), or judgments and runs to evaluate first (--qrels, --run, -m).")
     methods = p.add_subparsers(dest="meta_method", metavar="METHOD", required=True)

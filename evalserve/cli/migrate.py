@@ -7,12 +7,12 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from evalserve.cli.commands import help_of
 from service.config import Settings
 
 
 def register(sub: Any) -> None:
-    p = sub.add_parser("migrate", help="upgrade the database schema (DATABASE_URL, default the embedded SQLite"
-                       " file) to the newest version; safe to repeat")
+    p = sub.add_parser("migrate", help=help_of("migrate"))
     p.add_argument("--revision", default="head", help="Alembic revision to upgrade to (default: head)")
     p.set_defaults(handler=run)
 

@@ -10,9 +10,11 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from evalserve.cli.commands import help_of
+
 
 def register(sub: Any) -> None:
-    p = sub.add_parser("openapi", help="print the API's OpenAPI document")
+    p = sub.add_parser("openapi", help=help_of("openapi"))
     p.add_argument("--format", choices=("yaml", "json"), default="yaml")
     p.add_argument("-o", "--output", metavar="FILE", help="write here instead of standard output")
     p.set_defaults(handler=run)

@@ -12,6 +12,7 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
+from evalserve.cli.commands import help_of
 from evalserve.supervisor import Child, Supervisor
 from service.config import Settings
 
@@ -19,8 +20,7 @@ LOG_LEVELS = ("debug", "info", "warning", "error", "critical")
 
 
 def register(sub: Any) -> None:
-    p = sub.add_parser("serve", help="start the HTTP API and workers (embedded SQLite database and broker by"
-                       " default; DATABASE_URL / REDIS_URL to use PostgreSQL / Redis); restarts any that dies")
+    p = sub.add_parser("serve", help=help_of("serve"))
     p.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
     p.add_argument("--port", type=int, default=8000, help="port (default 8000)")
     p.add_argument("--api-workers", type=int, default=2, help="gunicorn worker processes (default 2)")
@@ -33,8 +33,7 @@ def register(sub: Any) -> None:
     p.add_argument("-v", "--verbose", action="store_true", help="show the logs on the terminal (level info)")
     p.set_defaults(handler=serve)
 
-    w = sub.add_parser("worker", help="start evaluation workers and a webhook worker, restarted if they die"
-                       " (same DATABASE_URL and REDIS_URL as the API)")
+    w = sub.add_parser("worker", help=help_of("worker"))
     w.add_argument("--concurrency", type=int, default=os.cpu_count() or 1,
                    help="evaluation worker processes (default: one per CPU)")
     w.add_argument("--loglevel", default="info")

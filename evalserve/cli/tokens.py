@@ -8,11 +8,12 @@ import argparse
 import sys
 from typing import Any
 
+from evalserve.cli.commands import help_of
 from service.config import Settings
 
 
 def register(sub: Any) -> None:
-    p = sub.add_parser("tokens", help="create, list or revoke API tokens")
+    p = sub.add_parser("tokens", help=help_of("tokens"))
     actions = p.add_subparsers(dest="action", metavar="ACTION", required=True)
     create = actions.add_parser("create", help="create a token and print it (shown once)")
     create.add_argument("--name", required=True, help="who or what the token is for")

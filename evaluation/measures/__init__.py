@@ -1,6 +1,4 @@
-"""Measures: declarations grouped in families behind one registry (see ``registry.default_registry``)."""
+"""Measures: declarations grouped in families behind one registry (see ``registry.default_registry``).
 
-from evaluation.measures import adhoc, diversity, hierarchical, preference, scored, similarity
-
-#: The families shipped with evalserve; each exposes ``DEFINITIONS``.
-FAMILIES = (adhoc, diversity, similarity, scored, hierarchical, preference)
+The families are imported by ``registry`` (``FAMILIES``), not here, so ``evaluation.measures.base`` (what a measure
+is) can be imported without loading every measure's kernels."""

@@ -8,12 +8,14 @@ storage, over the API. Kernels are pure functions from a prepared input to one v
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 import numpy as np
 import numpy.typing as npt
+
+from evaluation.problems import MeasureError as MeasureError  # defined there: light for the CLI to catch
 
 ParamKind = Literal["float", "int", "choice", "table", "int_or_choice"]
 CutoffRule = Literal["none", "optional", "required"]
@@ -23,15 +25,6 @@ Aggregate = Literal["mean", "sum", "geometric"]
 #: Input kinds a measure may need; the evaluator prepares each once per (qrels, run): "adhoc", "intents", or a
 #: prepared input of ``evaluation.side_registry.PREPARERS`` (item scores, hierarchies, similarity, preferences).
 InputKind = str
-
-
-class MeasureError(ValueError):
-    """An unknown measure, parameter or value; the message says what would be accepted. ``messages`` holds one
-    message per bad name when several names were parsed together (``Registry.parse_all``)."""
-
-    def __init__(self, message: str, messages: Sequence[str] = ()) -> None:
-        super().__init__(message)
-        self.messages = list(messages) or [message]
 
 
 @dataclass(frozen=True)

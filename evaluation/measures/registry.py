@@ -8,6 +8,7 @@ from collections.abc import Iterable, Iterator
 from functools import cache
 from typing import Any
 
+from evaluation.measures import adhoc, diversity, hierarchical, preference, scored, similarity
 from evaluation.measures.base import Measure, MeasureDef, MeasureError, format_value
 from evaluation.measures.names import expand_name, parse_name
 
@@ -18,6 +19,10 @@ IR_MEASURES_PARAMS: dict[str, str] = {
     "dcg": "nDCG's discount is fixed (log2, trec_eval); gains are chosen with gain=lin|exp",
     "min_rel": "use rel=N (the minimum grade that counts as relevant)",
 }
+
+
+#: The families shipped with evalserve; each exposes ``DEFINITIONS``.
+FAMILIES = (adhoc, diversity, similarity, scored, hierarchical, preference)
 
 
 class Registry:
@@ -139,8 +144,6 @@ def describe(d: MeasureDef) -> dict[str, Any]:
 @cache
 def default_registry() -> Registry:
     """The registry of every family shipped with evalserve (built once; immutable)."""
-    from evaluation.measures import FAMILIES
-
     return Registry(d for family in FAMILIES for d in family.DEFINITIONS)
 
 

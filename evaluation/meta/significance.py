@@ -16,7 +16,6 @@ from dataclasses import dataclass
 from typing import Literal, get_args
 
 import numpy as np
-from scipy import special, stats
 
 from evaluation.meta.bootstrap import (
     SD_EPS,
@@ -93,6 +92,8 @@ def paired_t_test(z: FloatArray) -> tuple[FloatArray, FloatArray]:
     if n < 2:
         nan = np.full(z.shape[0], np.nan)
         return nan, nan.copy()
+    from scipy import stats  # here, not at the top: importing scipy.stats takes longer than most evaluations
+
     t = studentised(z.mean(axis=1), z.std(axis=1, ddof=1), n)
     p = 2.0 * stats.t.sf(np.abs(t), n - 1)
     return t, np.minimum(1.0, p)
@@ -204,6 +205,8 @@ def hedges_g(z: FloatArray) -> FloatArray:
     df = z.shape[1] - 1
     if df < 2:
         return np.full(z.shape[0], np.nan)
+    from scipy import special
+
     j = math.exp(special.gammaln(df / 2) - special.gammaln((df - 1) / 2)) / math.sqrt(df / 2)
     return cohens_d(z) * j
 
@@ -218,6 +221,8 @@ def t_interval(z: FloatArray, confidence: float = 0.95) -> tuple[FloatArray, Flo
     mean = z.mean(axis=1)
     sd = z.std(axis=1, ddof=1)
     sd = np.where(sd < SD_EPS * np.maximum(1.0, np.abs(mean)), 0.0, sd)
+    from scipy import stats
+
     half = stats.t.ppf(0.5 + confidence / 2, n - 1) * sd / math.sqrt(n)
     return mean - half, mean + half
 

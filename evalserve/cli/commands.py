@@ -1,0 +1,49 @@
+"""The ``evalserve`` subcommands as data: name, the module that registers it, and its one-line help.
+
+``main`` gives the full parser (and imports the module) only to the subcommand being run; every other one gets
+just its name and this help line, so ``evalserve --version`` and ``evalserve --help`` import no subcommand and
+no engine. A module's ``register(sub)`` adds the parsers of every command listed here with that module.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+
+class Command(NamedTuple):
+    """One subcommand: ``evalserve <name>``, registered by ``evalserve.cli.<module>``."""
+
+    name: str
+    module: str
+    help: str
+
+
+#: every subcommand, in the order ``evalserve --help`` lists them
+COMMANDS: tuple[Command, ...] = (
+    Command("evaluate", "evaluate", "evaluate runs against relevance judgments"),
+    Command("measures", "measures", "list every measure with its parameters and reference"),
+    Command("meta", "meta", "meta-evaluation: unanimity, discriminative power, significance, correlation,"
+            " preference agreement"),
+    Command("axioms", "axioms", "check measures against the ten axiomatic constraints (Pri ... AspRel)"),
+    Command("hierarchy", "hierarchy", "build intent hierarchies (JSON) or synthesise document fingerprints"),
+    Command("demo", "demo", "evaluate the bundled sample runs (no files needed)"),
+    Command("serve", "serve", "start the HTTP API and workers (embedded SQLite database and broker by default;"
+            " DATABASE_URL / REDIS_URL to use PostgreSQL / Redis); restarts any that dies"),
+    Command("worker", "serve", "start evaluation workers and a webhook worker, restarted if they die (same"
+            " DATABASE_URL and REDIS_URL as the API)"),
+    Command("tokens", "tokens", "create, list or revoke API tokens"),
+    Command("openapi", "openapi", "print the API's OpenAPI document"),
+    Command("migrate", "migrate", "upgrade the database schema (DATABASE_URL, default the embedded SQLite file) to"
+            " the newest version; safe to repeat"),
+)
+
+
+def help_of(name: str) -> str:
+    """The one-line help of subcommand ``name`` (what its module passes to ``add_parser``)."""
+    return next(c.help for c in COMMANDS if c.name == name)
+
+
+def requested(argv: list[str]) -> str | None:
+    """The subcommand an ``evalserve`` command line runs: its first word that is not an option (the top-level
+    parser has only ``-h`` and ``--version``, which take no value), or None."""
+    return next((word for word in argv if not word.startswith("-")), None)
