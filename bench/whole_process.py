@@ -4,7 +4,7 @@ Each tool runs as its own process (``evalserve evaluate ...`` from this venv; ``
 by this Python), so interpreter start-up, imports, reading the files, evaluating and writing the output all count.
 Repetitions alternate the tools (ours first on even repetitions, theirs first on odd ones); the table gives the
 median wall time, the ratio of medians (ours / theirs: below 1 is faster) with its spread over the repetitions'
-pairs, and the largest peak RSS (``ru_maxrss`` of the child, from ``os.wait4``). Every run's mean of every measure
+pairs, and the largest peak RSS (GNU time's ``%M``). Every run's mean of every measure
 is checked against the reference's (|difference| <= 1e-9, or a note when trec_eval's float scores tie where ours do
 not: see RESULTS.md).
 
@@ -60,6 +60,8 @@ NDEVAL = {
 }
 TOLERANCE = 1e-9
 SHUFFLE_SEED = 15
+TIME = "/usr/bin/time" if os.path.exists("/usr/bin/time") else None  # GNU time, for the children's peak RSS
+PACKAGES = ("evaluation", "evalserve", "service", "workers", "clients/python/evalserve_client")
 
 
 @dataclass(frozen=True)
@@ -93,21 +95,28 @@ class Row:
 
 
 def run_process(argv: list[str], stdout: str | None) -> tuple[float, float]:
-    """Wall seconds and peak RSS (MB) of one process, its output to ``stdout`` (a path) or discarded."""
-    out = open(stdout, "wb") if stdout else subprocess.DEVNULL  # noqa: SIM115 - closed below
-    try:
-        start = time.perf_counter()
-        proc = subprocess.Popen(argv, stdout=out, stderr=subprocess.PIPE if stdout else subprocess.DEVNULL)
-        _, status, usage = os.wait4(proc.pid, 0)
-        seconds = time.perf_counter() - start
-        proc.returncode = os.waitstatus_to_exitcode(status)
-        err = proc.stderr.read().decode() if proc.stderr else ""
-    finally:
-        if stdout:
-            out.close()  # type: ignore[union-attr]
-    if proc.returncode != 0:
-        raise SystemExit(f"{' '.join(argv[:3])} ... exited {proc.returncode}: {err[-2000:]}")
-    return seconds, usage.ru_maxrss / 1024
+    """Wall seconds and peak RSS (MB) of one process, its output to ``stdout`` (a path) or discarded.
+
+    The peak RSS is GNU time's (``%M``): the kernel's high-water mark survives fork, so ``os.wait4`` of a child of
+    this (numpy-sized) process would report at least this process's size.
+    """
+    with tempfile.NamedTemporaryFile(prefix="rss-", suffix=".txt") as rss:
+        wrapped = [TIME, "-f", "%M", "-o", rss.name, *argv] if TIME else argv
+        with open(stdout or os.devnull, "wb") as out:
+            start = time.perf_counter()
+            proc = subprocess.run(wrapped, stdout=out, stderr=subprocess.PIPE, check=False)
+            seconds = time.perf_counter() - start
+        if proc.returncode != 0:
+            raise SystemExit(f"{' '.join(argv[:3])} ... exited {proc.returncode}: {proc.stderr.decode()[-2000:]}")
+        text = Path(rss.name).read_text().split()
+    return seconds, (int(text[-1]) / 1024 if TIME and text else float("nan"))
+
+
+def bytecode() -> None:
+    """Compile the packages' bytecode as ``pip install`` does for a user: an editable checkout on a machine with
+    ``PYTHONDONTWRITEBYTECODE`` set would otherwise recompile every module on every start."""
+    root = HERE.parent
+    subprocess.run([sys.executable, "-m", "compileall", "-q", *(str(root / p) for p in PACKAGES)], check=True)
 
 
 def measure(commands: list[Command], repeat: int) -> list[Timing]:
@@ -287,6 +296,7 @@ def main() -> None:
     ap.add_argument("--workloads", default="startup,adhoc,wide,diversity,msmarco")
     ap.add_argument("--json", type=Path, help="also write every figure here")
     o = ap.parse_args()
+    bytecode()
     with tempfile.TemporaryDirectory(prefix="whole-process-") as tmp:
         rows = rows_for(o.workloads.split(","), o.repeat, tmp)
     if o.json:
