@@ -11,6 +11,7 @@ from evaluation.pipeline import QRELS_FORMATS
 from evaluation.ranking import TIE_POLICIES
 from evaluation.report import FORMATS
 from evaluation.side_registry import SIDE_KINDS
+from service.longpoll import MAX_WAIT_SECONDS
 from service.models import JOB_STATES
 
 V = ma.validate
@@ -151,6 +152,13 @@ class JobSchema(ma.Schema):
     updated_at = ma.fields.DateTime()
     error = ma.fields.Dict(allow_none=True)
     links = ma.fields.Dict()
+
+
+class JobQuerySchema(ma.Schema):
+    wait = ma.fields.Float(load_default=0.0, validate=V.Range(min=0, max=MAX_WAIT_SECONDS), metadata={
+        "description": "long-poll: answer as soon as the job differs from what you have (your If-None-Match, else"
+                       " the job as it is when the request arrives), or after this many seconds (at most 30; 0:"
+                       " at once)"})
 
 
 class ResultQuerySchema(ma.Schema):

@@ -7,7 +7,6 @@ away from it."""
 
 from __future__ import annotations
 
-import socket
 import time
 from queue import Empty
 from typing import Any
@@ -34,9 +33,9 @@ class Channel(sqla.Channel):
             return engine
         return create_engine(url, **options)
 
-    def _put(self, queue: str, payload: Any, **kwargs: Any) -> None:
+    def _put(self, queue: Any, payload: Any, **kwargs: Any) -> Any:  # type: ignore[override]
         """Store the message (committed), then wake a consumer of its queue."""
-        super()._put(queue, payload, **kwargs)
+        super()._put(queue, payload, **kwargs)  # type: ignore[no-untyped-call]
         wakeup.poke(wakeup.pipe_dir(self.connection.client.hostname), queue)
 
 
@@ -44,24 +43,24 @@ class Transport(sqla.Transport):
     Channel = Channel
 
     def __init__(self, client: Any, **kwargs: Any) -> None:
-        super().__init__(client, **kwargs)
+        super().__init__(client, **kwargs)  # type: ignore[no-untyped-call]
         directory = wakeup.pipe_dir(client.hostname or "")
         self._waiter = wakeup.Waiter(directory) if directory is not None else None
 
-    def drain_events(self, connection: Any, timeout: float | None = None) -> None:
+    def drain_events(self, connection: Any, timeout: float | None = None) -> None:  # type: ignore[override]
         """Deliver one message; while there is none, wait on the queues' wake-up pipes (at most the polling
-        interval, then query again), up to ``timeout`` (then ``socket.timeout``, as kombu's own loop)."""
+        interval, then query again), up to ``timeout`` (then ``TimeoutError``, as kombu's own loop)."""
         started = time.monotonic()
         interval = float(self.polling_interval or 1.0)
         while True:
             try:
-                self.cycle.get(self._deliver, timeout=timeout)
+                self.cycle.get(self._deliver, timeout=timeout)  # type: ignore[union-attr]
                 return
             except Empty:
                 pass
             left = None if timeout is None else timeout - (time.monotonic() - started)
             if left is not None and left <= 0:
-                raise socket.timeout()
+                raise TimeoutError()
             pause = interval if left is None else min(interval, left)
             if self._waiter is None:
                 time.sleep(pause)
@@ -72,5 +71,5 @@ class Transport(sqla.Transport):
     def close_connection(self, connection: Any) -> None:
         if self._waiter is not None:
             self._waiter.close()
-        super().close_connection(connection)
+        super().close_connection(connection)  # type: ignore[no-untyped-call]
 
