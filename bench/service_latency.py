@@ -32,6 +32,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "clients" / "python"))
 
 from evalserve_client import Client  # noqa: E402
+
 from tests.conftest import shared_data_dir  # noqa: E402
 from tests.service.live import LiveService, postgres_database, service_env  # noqa: E402
 
@@ -108,7 +109,7 @@ def main() -> int:
         service.start_worker(concurrency=args.concurrency)
         client = cleanup.enter_context(Client(service.url, service.token))
         requests: list[tuple[str, float]] = []
-        client._http.event_hooks["response"].append(  # noqa: SLF001 -- timing only
+        client._http.event_hooks["response"].append(
             lambda response: requests.append((response.request.method, time.perf_counter())))
         collection = client.create_collection(qrels, name="web2012")["id"]
         for _ in range(3):  # untimed: first-use costs (imports, connections, caches)

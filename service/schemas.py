@@ -89,6 +89,11 @@ class RunSchema(ma.Schema):
     created_at = ma.fields.DateTime()
 
 
+CALLBACK_DESCRIPTION = ("an http(s) URL that receives the job document (event job.finished) when the job ends,"
+                        " signed like a webhook with the callback_secret returned in the 202; refused like a"
+                        " webhook URL when its host is not public")
+
+
 class _EvaluationOptions(ma.Schema):
     measures = ma.fields.List(ma.fields.String(), required=True, validate=V.Length(min=1, max=200),
                               metadata={"example": ["AP", "nDCG@10", "alpha_nDCG@20"]})
@@ -100,6 +105,8 @@ class _EvaluationOptions(ma.Schema):
 class EvaluationRequestSchema(_EvaluationOptions):
     collection = ma.fields.String(required=True)
     runs = ma.fields.List(ma.fields.String(), required=True, validate=V.Length(min=1, max=1000))
+    callback_url = ma.fields.String(validate=V.Length(min=1, max=2000), metadata={
+        "description": CALLBACK_DESCRIPTION})
 
 
 class MetaEvaluationRequestSchema(ma.Schema):
@@ -117,6 +124,8 @@ class MetaEvaluationRequestSchema(ma.Schema):
                               metadata={"description": "with evaluation: a subset of its measures (default all)"})
     ties = ma.fields.String(load_default="trec", validate=V.OneOf(TIE_POLICIES))
     topics = ma.fields.String(load_default="common", validate=V.OneOf(TOPIC_POLICIES))
+    callback_url = ma.fields.String(validate=V.Length(min=1, max=2000), metadata={
+        "description": CALLBACK_DESCRIPTION})
 
 
 class SubmissionFormSchema(ma.Schema):
@@ -125,6 +134,8 @@ class SubmissionFormSchema(ma.Schema):
     ties = ma.fields.String(load_default="trec", validate=V.OneOf(TIE_POLICIES))
     topics = ma.fields.String(load_default="common", validate=V.OneOf(TOPIC_POLICIES))
     per_topic = ma.fields.Boolean(load_default=False)
+    callback_url = ma.fields.String(validate=V.Length(min=1, max=2000), metadata={
+        "description": CALLBACK_DESCRIPTION})
 
 
 class SubmissionFilesSchema(ma.Schema):
@@ -151,6 +162,10 @@ class JobSchema(ma.Schema):
     finished_at = ma.fields.DateTime(allow_none=True)
     updated_at = ma.fields.DateTime()
     error = ma.fields.Dict(allow_none=True)
+    callback_url = ma.fields.String(allow_none=True, metadata={"description": "where the job is POSTed when it ends"})
+    callback_secret = ma.fields.String(metadata={
+        "description": "signs the callback (X-Evalserve-Signature, as webhooks): only in the 202 of a job created"
+                       " with a callback_url"})
     links = ma.fields.Dict()
 
 

@@ -32,8 +32,11 @@ OVER_LIMIT = {"schema": ProblemSchema, "content_type": PROBLEM_JSON,
 
 
 def _accepted(job: Any) -> Any:
-    """202 with the job, its Location and its ETag (a client's first long-poll sends it as If-None-Match)."""
+    """202 with the job, its Location and its ETag (a client's first long-poll sends it as If-None-Match); the
+    callback's secret, if it has one, is shown here only."""
     tag, document = job_tag(job)
+    if job.callback_secret:
+        document = {**document, "callback_secret": job.callback_secret}
     return document, 202, {"Location": f"/v1/jobs/{job.id}", "Retry-After": "1", "ETag": tag}
 
 

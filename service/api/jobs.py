@@ -15,6 +15,7 @@ from evaluation.meta.render import render_text
 from evaluation.meta.table import ScoreTable
 from evaluation.problems import InputError
 from evaluation.report import render_document
+from service import callbacks
 from service import jobs as job_states
 from service.api._common import get_or_404, job_out, page_of, visible
 from service.api.conditional import etag_of, if_none_match, matches, not_modified
@@ -81,6 +82,7 @@ class OneJob(MethodView):
         with st.db.session() as s:
             get_or_404(s, Job, job_id, "job")
         job_states.request_cancel(st.db, job_id)
+        callbacks.announce(st.db, st.queue.celery, job_id)  # a queued job ends here
         with st.db.session() as s:
             return job_out(get_or_404(s, Job, job_id, "job"))
 
