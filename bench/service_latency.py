@@ -16,7 +16,9 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -85,6 +87,20 @@ def check_not_modified(service: LiveService, job_id: str) -> dict[str, int]:
             "result_unchanged": cached.status_code}
 
 
+def cli_submissions(service: LiveService, collection: str, run: Path, n: int) -> list[float]:
+    """``evalserve-client submit --wait`` as a user types it, timed as a whole process (interpreter start included)."""
+    env = {**service.env, "EVALSERVE_URL": service.url, "EVALSERVE_TOKEN": service.token,
+           "PYTHONPATH": os.pathsep.join([str(ROOT / "clients" / "python"), service.env.get("PYTHONPATH", "")])}
+    argv = [sys.executable, "-m", "evalserve_client", "submit", "--collection", collection, "--run", str(run),
+            "-m", *MEASURES, "-q"]
+    times = []
+    for _ in range(n):
+        started = time.perf_counter()
+        subprocess.run(argv, env=env, check=True, stdout=subprocess.DEVNULL)
+        times.append(time.perf_counter() - started)
+    return times
+
+
 def summary(values: list[float]) -> dict[str, float]:
     return {"p50": round(percentile(values, 0.5), 4), "p95": round(percentile(values, 0.95), 4),
             "min": round(min(values), 4), "max": round(max(values), 4), "mean": round(statistics.mean(values), 4)}
@@ -96,6 +112,7 @@ def main() -> int:
     parser.add_argument("--n", type=int, default=30, help="timed submissions (after 3 untimed ones)")
     parser.add_argument("--concurrency", type=int, default=2, help="evaluation worker processes (serve: one per CPU)")
     parser.add_argument("--api-workers", type=int, default=2)
+    parser.add_argument("--cli-n", type=int, default=10, help="timed `evalserve-client submit` processes")
     args = parser.parse_args()
     data = shared_data_dir()
     qrels = data / "trec-web-2009-2014" / "2012" / "qrels.adhoc.txt"
@@ -116,6 +133,7 @@ def main() -> int:
             one_submission(client, collection, run, requests)
         outcomes = [one_submission(client, collection, run, requests) for _ in range(args.n)]
         not_modified = check_not_modified(service, outcomes[-1]["job"])
+        cli = cli_submissions(service, collection, run, args.cli_n) if args.cli_n else []
     report = {
         "backend": args.backend, "submissions": args.n, "run_lines": 49413, "measures": MEASURES,
         "kind": "whole-service, client-side (real gunicorn + worker processes on this machine)",
@@ -126,6 +144,7 @@ def main() -> int:
             "created_to_started": round(percentile([o["pickup_s"] for o in outcomes], 0.5), 4),
             "started_to_finished": round(percentile([o["worker_s"] for o in outcomes], 0.5), 4),
         },
+        "cli_submit_wait_whole_process_s": summary(cli) if cli else None,
         "requests_per_submission": sorted({o["requests"] for o in outcomes}),
         "not_modified": not_modified,
         "httpx": httpx.__version__,
