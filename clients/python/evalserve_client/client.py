@@ -399,8 +399,12 @@ class Client:
                         backoff = min(POLL_CAP, backoff * POLL_FACTOR)
                 params = {"wait": f"{held:g}"} if held > 0 else None
                 headers = {"If-None-Match": etag} if held > 0 and etag else None
+                asked = self._clock()
                 response = self._send("GET", path, params=params, headers=headers)
                 if response.status_code == 304:  # held to the bound, unchanged
+                    if self._clock() - asked < min(1.0, held / 2):  # not held at all: a server without long-polls
+                        self._sleep(max(backoff, min(hint or 0.0, RETRY_AFTER_MAX)))
+                        backoff = min(POLL_CAP, backoff * POLL_FACTOR)
                     continue
                 current = response.json()
                 hint = retry_after(response)
