@@ -5,6 +5,7 @@ targets), and the client waiting by long-poll. No timed assertions: the bounds b
 from __future__ import annotations
 
 import json
+import stat
 import threading
 import time
 from collections.abc import Callable
@@ -160,3 +161,19 @@ def test_wait_is_bounded(live: LiveService) -> None:
         assert http.get("/v1/jobs/job_x", params={"wait": 31}).status_code == 422
         assert http.get("/v1/jobs/job_x", params={"wait": -1}).status_code == 422
         assert http.get("/v1/jobs/job_x", params={"wait": 1}).status_code == 404
+
+
+def test_embedded_workers_wait_on_their_queues_wake_up_pipes(live: LiveService) -> None:
+    """The worker processes opened the pipe of their queue (workers.wakeup), the one the API pokes after a publish."""
+    from service.config import Settings
+    from workers import wakeup
+
+    settings = Settings.from_env(live.env)
+    directory = wakeup.pipe_dir(settings.broker_url)
+    if directory is None:
+        pytest.skip("Redis consumers block on BRPOP")
+    with live.client() as http:
+        live.wait_job(http, _submit(http, _collection(http)).json()["id"])
+    for queue in (settings.queue, settings.webhook_queue):
+        assert stat.S_ISFIFO(wakeup.pipe_path(directory, queue).stat().st_mode)
+    assert wakeup.poke(directory, settings.queue)  # a reader holds it open: the byte is taken
