@@ -12,6 +12,7 @@ from evaluation.measures.base import MeasureError
 from evaluation.measures.names import expand_name
 from evaluation.measures.registry import default_registry
 from evaluation.meta.methods import options_for
+from service import callbacks, webhook_targets
 from service.jobs import create_job
 from service.models import Collection, Job, RunRecord, new_id
 from service.problems import ApiProblem
@@ -75,15 +76,30 @@ def _collection_with_runs(s: Session, collection_id: str, run_ids: list[str], ow
     return collection
 
 
+def _callback(st: ServiceState, body: dict[str, Any]) -> dict[str, Any]:
+    """The job's callback columns for the request's ``callback_url`` (none without one), or a 422 for a URL
+    webhooks could not be sent to."""
+    url = body.get("callback_url")
+    if not url:
+        return {}
+    try:
+        callbacks.check_url(url, st.settings)
+    except webhook_targets.TargetError as exc:
+        raise ApiProblem(422, exc.code, f"callback URL refused: {exc.reason}") from exc
+    return {"callback_url": url, "callback_secret": callbacks.new_secret()}
+
+
 def submit_evaluation(st: ServiceState, owner_id: str, admin: bool, body: dict[str, Any]) -> Job:
     """Store a queued job for the request and publish it."""
+    callback = _callback(st, body)
     measures = requested_measures(body["measures"])
     run_ids = list(dict.fromkeys(body["runs"]))
     with st.db.session() as s:
         collection = _collection_with_runs(s, body["collection"], run_ids, owner_id, admin)
         request = {"runs": run_ids, "measures": measures, "ties": body["ties"], "topics": body["topics"],
                    "per_topic": bool(body["per_topic"])}
-        job = create_job(s, Job(id=new_id("job"), owner_id=owner_id, collection_id=collection.id, request=request))
+        job = create_job(s, Job(id=new_id("job"), owner_id=owner_id, collection_id=collection.id, request=request,
+                                **callback))
     st.queue.publish(job.id)
     return job
 
@@ -95,6 +111,7 @@ def submit_meta_evaluation(st: ServiceState, owner_id: str, admin: bool, body: d
     except ValueError as exc:
         raise ApiProblem(422, "invalid-meta-request", str(exc)) from None
     request: dict[str, Any] = {"method": body["method"], "options": options}
+    callback = _callback(st, body)
     if body.get("evaluation"):
         if body.get("collection") or body.get("runs"):
             raise ApiProblem(422, "conflicting-inputs", "give either evaluation, or collection with runs and"
@@ -113,7 +130,7 @@ def submit_meta_evaluation(st: ServiceState, owner_id: str, admin: bool, body: d
                                  f" {', '.join(unknown)}")
             request.update(evaluation=source.id, measures=measures)
             job = create_job(s, Job(id=new_id("job"), owner_id=owner_id, collection_id=source.collection_id,
-                                    kind="meta", request=request))
+                                    kind="meta", request=request, **callback))
     else:
         if not (body.get("collection") and body.get("runs") and body.get("measures")):
             raise ApiProblem(422, "missing-inputs", "give evaluation (a succeeded evaluation job), or collection,"
@@ -124,6 +141,6 @@ def submit_meta_evaluation(st: ServiceState, owner_id: str, admin: bool, body: d
             request.update(runs=list(dict.fromkeys(body["runs"])), measures=measures, ties=body["ties"],
                            topics=body["topics"])
             job = create_job(s, Job(id=new_id("job"), owner_id=owner_id, collection_id=collection.id,
-                                    kind="meta", request=request))
+                                    kind="meta", request=request, **callback))
     st.queue.publish(job.id)
     return job

@@ -149,6 +149,9 @@ class Job(Base):
     started_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
     finished_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
     updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    #: where the job document is POSTed when the job ends, signed with ``callback_secret`` (shown once, at creation)
+    callback_url: Mapped[str | None] = mapped_column(String(2000), nullable=True)
+    callback_secret: Mapped[str | None] = mapped_column(String(200), nullable=True)
 
     __table_args__ = (Index("ix_jobs_state_enqueued", "state", "enqueued_at"),)
 
@@ -274,6 +277,8 @@ class SubmissionEvaluation(Base):
 
 #: events a webhook can subscribe to
 WEBHOOK_EVENTS = ("submission.evaluated", "leaderboard.changed")
+#: the event of a job's ``callback_url``: the job ended (succeeded, failed or cancelled)
+JOB_CALLBACK_EVENT = "job.finished"
 DELIVERY_STATES = ("pending", "delivered", "failed")
 
 
@@ -291,11 +296,14 @@ class Webhook(Base):
 
 
 class WebhookDelivery(Base):
-    """One event for one webhook: durable before it is sent, retried with backoff; ``log`` lists every attempt."""
+    """One event for one webhook, or a job's callback (``job_id``, one per job): durable before it is sent,
+    retried with backoff; ``log`` lists every attempt."""
 
     __tablename__ = "webhook_deliveries"
     id: Mapped[str] = mapped_column(String(40), primary_key=True)
-    webhook_id: Mapped[str] = mapped_column(ForeignKey("webhooks.id"), index=True)
+    webhook_id: Mapped[str | None] = mapped_column(ForeignKey("webhooks.id"), index=True, nullable=True)
+    job_id: Mapped[str | None] = mapped_column(ForeignKey("jobs.id", name="fk_webhook_deliveries_job_id"),
+                                               nullable=True)
     event: Mapped[str] = mapped_column(String(50))
     payload: Mapped[dict[str, Any]] = mapped_column()
     state: Mapped[str] = mapped_column(String(20), default="pending")
@@ -307,7 +315,8 @@ class WebhookDelivery(Base):
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
     delivered_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
 
-    __table_args__ = (Index("ix_webhook_deliveries_due", "state", "next_attempt_at"),)
+    __table_args__ = (Index("ix_webhook_deliveries_due", "state", "next_attempt_at"),
+                      Index("ux_webhook_deliveries_job_id", "job_id", unique=True))
 
 
 class WorkerHeartbeat(Base):

@@ -11,6 +11,7 @@ from evaluation.pipeline import QRELS_FORMATS
 from evaluation.ranking import TIE_POLICIES
 from evaluation.report import FORMATS
 from evaluation.side_registry import SIDE_KINDS
+from service.longpoll import MAX_WAIT_SECONDS
 from service.models import JOB_STATES
 
 V = ma.validate
@@ -88,6 +89,11 @@ class RunSchema(ma.Schema):
     created_at = ma.fields.DateTime()
 
 
+CALLBACK_DESCRIPTION = ("an http(s) URL that receives the job document (event job.finished) when the job ends,"
+                        " signed like a webhook with the callback_secret returned in the 202; refused like a"
+                        " webhook URL when its host is not public")
+
+
 class _EvaluationOptions(ma.Schema):
     measures = ma.fields.List(ma.fields.String(), required=True, validate=V.Length(min=1, max=200),
                               metadata={"example": ["AP", "nDCG@10", "alpha_nDCG@20"]})
@@ -99,6 +105,8 @@ class _EvaluationOptions(ma.Schema):
 class EvaluationRequestSchema(_EvaluationOptions):
     collection = ma.fields.String(required=True)
     runs = ma.fields.List(ma.fields.String(), required=True, validate=V.Length(min=1, max=1000))
+    callback_url = ma.fields.String(validate=V.Length(min=1, max=2000), metadata={
+        "description": CALLBACK_DESCRIPTION})
 
 
 class MetaEvaluationRequestSchema(ma.Schema):
@@ -116,6 +124,8 @@ class MetaEvaluationRequestSchema(ma.Schema):
                               metadata={"description": "with evaluation: a subset of its measures (default all)"})
     ties = ma.fields.String(load_default="trec", validate=V.OneOf(TIE_POLICIES))
     topics = ma.fields.String(load_default="common", validate=V.OneOf(TOPIC_POLICIES))
+    callback_url = ma.fields.String(validate=V.Length(min=1, max=2000), metadata={
+        "description": CALLBACK_DESCRIPTION})
 
 
 class SubmissionFormSchema(ma.Schema):
@@ -124,6 +134,8 @@ class SubmissionFormSchema(ma.Schema):
     ties = ma.fields.String(load_default="trec", validate=V.OneOf(TIE_POLICIES))
     topics = ma.fields.String(load_default="common", validate=V.OneOf(TOPIC_POLICIES))
     per_topic = ma.fields.Boolean(load_default=False)
+    callback_url = ma.fields.String(validate=V.Length(min=1, max=2000), metadata={
+        "description": CALLBACK_DESCRIPTION})
 
 
 class SubmissionFilesSchema(ma.Schema):
@@ -150,7 +162,18 @@ class JobSchema(ma.Schema):
     finished_at = ma.fields.DateTime(allow_none=True)
     updated_at = ma.fields.DateTime()
     error = ma.fields.Dict(allow_none=True)
+    callback_url = ma.fields.String(allow_none=True, metadata={"description": "where the job is POSTed when it ends"})
+    callback_secret = ma.fields.String(metadata={
+        "description": "signs the callback (X-Evalserve-Signature, as webhooks): only in the 202 of a job created"
+                       " with a callback_url"})
     links = ma.fields.Dict()
+
+
+class JobQuerySchema(ma.Schema):
+    wait = ma.fields.Float(load_default=0.0, validate=V.Range(min=0, max=MAX_WAIT_SECONDS), metadata={
+        "description": "long-poll: answer as soon as the job differs from what you have (your If-None-Match, else"
+                       " the job as it is when the request arrives), or after this many seconds (at most 30; 0:"
+                       " at once)"})
 
 
 class ResultQuerySchema(ma.Schema):

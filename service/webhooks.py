@@ -32,7 +32,7 @@ from evaluation.report import engine_version
 from service import webhook_http, webhook_targets
 from service.config import Settings
 from service.db import Database
-from service.models import WEBHOOK_EVENTS, Webhook, WebhookDelivery, as_utc, new_id, utcnow
+from service.models import WEBHOOK_EVENTS, Job, Webhook, WebhookDelivery, as_utc, new_id, utcnow
 from workers.celery_app import DELIVER_WEBHOOK_TASK
 
 log = logging.getLogger(__name__)
@@ -232,9 +232,9 @@ def _claim(db: Database, delivery_id: str, settings: Settings) -> tuple[_Attempt
         due = or_(WebhookDelivery.next_attempt_at.is_(None), WebhookDelivery.next_attempt_at <= now)
         mine = and_(WebhookDelivery.id == delivery_id, WebhookDelivery.state == "pending",
                     WebhookDelivery.attempts == seen, due)
-        hook = s.get(Webhook, row.webhook_id)
+        receiver = _receiver(s, row)
         giving_up = None
-        if hook is None or not hook.active:
+        if receiver is None:
             giving_up = WEBHOOK_DELETED
         elif seen >= settings.webhook_max_attempts:
             giving_up = WORKER_LOST  # the last allowed attempt's worker stopped before it finished
@@ -249,13 +249,30 @@ def _claim(db: Database, delivery_id: str, settings: Settings) -> tuple[_Attempt
         # read again inside the claiming transaction: the log as it is now, not as first seen
         fresh = s.execute(select(WebhookDelivery.event, WebhookDelivery.payload, WebhookDelivery.log,
                                  WebhookDelivery.created_at).where(WebhookDelivery.id == delivery_id)).one()
-        assert hook is not None
-        body = delivery_body(delivery_id, fresh.event, hook.task_id, as_utc(fresh.created_at) or now, fresh.payload)
-        return _Attempt(delivery_id, seen + 1, hook.url, hook.secret, fresh.event, body, list(fresh.log or [])), ""
+        assert receiver is not None
+        url, secret, task_id = receiver
+        body = delivery_body(delivery_id, fresh.event, task_id, as_utc(fresh.created_at) or now, fresh.payload)
+        return _Attempt(delivery_id, seen + 1, url, secret, fresh.event, body, list(fresh.log or [])), ""
 
 
-def delivery_body(delivery_id: str, event: str, task_id: str, created_at: datetime, data: dict[str, Any]) -> bytes:
-    """The exact bytes POSTed and signed: compact JSON ``{id, event, task, created_at, data}``."""
+def _receiver(session: Session, row: WebhookDelivery) -> tuple[str, str, str | None] | None:
+    """Where a delivery goes and what signs it: (URL, secret, task id) of its active webhook, or (callback URL,
+    secret, None) of its job; None when the webhook was deleted (or the job has no callback any more)."""
+    if row.job_id is not None:
+        job = session.get(Job, row.job_id)
+        if job is None or not job.callback_url or not job.callback_secret:
+            return None
+        return job.callback_url, job.callback_secret, None
+    hook = session.get(Webhook, row.webhook_id)
+    if hook is None or not hook.active:
+        return None
+    return hook.url, hook.secret, hook.task_id
+
+
+def delivery_body(delivery_id: str, event: str, task_id: str | None, created_at: datetime,
+                  data: dict[str, Any]) -> bytes:
+    """The exact bytes POSTed and signed: compact JSON ``{id, event, task, created_at, data}`` (``task`` is null
+    for a job's callback, whose ``data`` is the job)."""
     document = {"id": delivery_id, "event": event, "task": task_id, "created_at": created_at.isoformat(),
                 "data": data}
     return json.dumps(document, separators=(",", ":")).encode()

@@ -24,7 +24,8 @@ def make_celery(settings: Settings) -> Celery:
     if settings.embedded_broker:
         settings.data_dir.mkdir(parents=True, mode=0o700, exist_ok=True)  # service.datadir tightens files
         app.conf.broker_transport = "workers.embedded_broker:Transport"
-        transport_options = {"polling_interval": 0.2}
+        # a fallback: publishers wake idle consumers at once through workers.wakeup
+        transport_options = {"polling_interval": 1.0}
     else:
         # a message unacknowledged this long is redelivered; the database lease repairs faster (workers.recovery)
         transport_options = {"visibility_timeout": max(3600, int(settings.job_time_limit_seconds) + 600)}

@@ -20,7 +20,7 @@ from evaluation.meta.table import ScoreTable
 from evaluation.pipeline import NothingScored, load_inputs, run_evaluation
 from evaluation.problems import InputError
 from evaluation.report import Report
-from service import jobs
+from service import callbacks, jobs
 from service.collection_files import collection_files
 from service.models import Collection, Job, RunRecord
 from service.task_events import announce_job
@@ -97,6 +97,8 @@ def run_job(ctx: WorkerContext, job_id: str, time_limit_errors: tuple[type[BaseE
     outcome = _run_claimed(ctx, job_id, time_limit_errors)
     if outcome in ("succeeded", "failed"):
         announce(ctx, job_id)
+    if outcome != "lost":  # ended here, or by ``claim`` (cancelled, out of attempts), or already: once per job
+        callbacks.announce(ctx.db, ctx.celery, job_id)
     return outcome
 
 

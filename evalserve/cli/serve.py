@@ -87,8 +87,15 @@ def worker_children(concurrency: int, loglevel: str = "info", queue: str | None 
     return children
 
 
+#: threads per API process: a long-poll (``GET /v1/jobs/{id}?wait=``, at most 30 s) holds one thread, not a process
+API_THREADS = 8
+
+
 def api_command(host: str, port: int, workers: int, loglevel: str = "info") -> list[str]:
+    """gunicorn with ``workers`` processes of ``API_THREADS`` threads each (gthread): that many requests, long-polls
+    included, are served at once."""
     return [sys.executable, "-m", "gunicorn", "--bind", f"{host}:{port}", "--workers", str(workers),
+            "--worker-class", "gthread", "--threads", str(API_THREADS),
             "--timeout", "300", "--graceful-timeout", "30", "--access-logfile", "-", "--log-level", loglevel,
             "service.wsgi:app"]
 

@@ -8,10 +8,13 @@ from sqlalchemy import Select, func, or_, select
 from sqlalchemy.orm import Session
 
 from service.auth import current_token, sees_everything
-from service.models import Base, Collection, Job, RunRecord, as_utc
+from service.job_document import job_document
+from service.models import Base, Collection, RunRecord, as_utc
 from service.problems import ApiProblem
 
 M = TypeVar("M", bound=Base)
+#: the job as the API shows it (built without Flask: a job's callback POSTs it too)
+job_out = job_document
 
 
 def get_or_404(session: Session, model: type[M], ident: str, what: str, *, owned: bool = True) -> M:
@@ -60,20 +63,3 @@ def collection_out(c: Collection) -> dict[str, Any]:
 def run_out(r: RunRecord) -> dict[str, Any]:
     return {"id": r.id, "collection": r.collection_id, "name": r.name, "filename": r.filename, "sha256": r.sha256,
             "n_topics": r.n_topics, "n_rows": r.n_rows, "warnings": r.warnings, "created_at": as_utc(r.created_at)}
-
-
-def job_out(j: Job) -> dict[str, Any]:
-    links = {"self": f"/v1/jobs/{j.id}"}
-    if j.state == "succeeded":
-        links["result"] = f"/v1/jobs/{j.id}/result"
-        links["plot"] = f"/v1/jobs/{j.id}/plot"
-    req = j.request
-    return {
-        "id": j.id, "kind": j.kind, "method": req.get("method"), "evaluation": req.get("evaluation"),
-        "state": j.state, "stage": j.stage, "progress": j.progress, "attempts": j.attempts,
-        "collection": j.collection_id, "runs": req.get("runs", []), "measures": req.get("measures", []),
-        "ties": req.get("ties", "trec"), "topics": req.get("topics", "common"),
-        "per_topic": req.get("per_topic", False), "created_at": as_utc(j.created_at),
-        "started_at": as_utc(j.started_at), "finished_at": as_utc(j.finished_at), "updated_at": as_utc(j.updated_at),
-        "error": j.error, "links": links,
-    }

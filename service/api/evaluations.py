@@ -9,7 +9,7 @@ from typing import Any
 from flask import request
 from flask_smorest import Blueprint
 
-from service.api._common import job_out
+from service.api.jobs import job_tag
 from service.auth import current_token, require, sees_everything
 from service.evaluations import requested_measures, submit_evaluation, submit_meta_evaluation
 from service.idempotency import idempotent
@@ -32,7 +32,12 @@ OVER_LIMIT = {"schema": ProblemSchema, "content_type": PROBLEM_JSON,
 
 
 def _accepted(job: Any) -> Any:
-    return job_out(job), 202, {"Location": f"/v1/jobs/{job.id}", "Retry-After": "1"}
+    """202 with the job, its Location and its ETag (a client's first long-poll sends it as If-None-Match); the
+    callback's secret, if it has one, is shown here only."""
+    tag, document = job_tag(job)
+    if job.callback_secret:
+        document = {**document, "callback_secret": job.callback_secret}
+    return document, 202, {"Location": f"/v1/jobs/{job.id}", "Retry-After": "1", "ETag": tag}
 
 
 @blp.route("/evaluations", methods=["POST"])

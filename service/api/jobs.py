@@ -15,12 +15,15 @@ from evaluation.meta.render import render_text
 from evaluation.meta.table import ScoreTable
 from evaluation.problems import InputError
 from evaluation.report import render_document
+from service import callbacks
 from service import jobs as job_states
 from service.api._common import get_or_404, job_out, page_of, visible
+from service.api.conditional import etag_of, if_none_match, matches, not_modified
 from service.auth import require
-from service.models import Job
+from service.longpoll import wait_for_change
+from service.models import FINAL_STATES, Job
 from service.problems import PROBLEM_JSON, ApiProblem, ProblemSchema
-from service.schemas import JobSchema, PlotQuerySchema, ResultQuerySchema
+from service.schemas import JobQuerySchema, JobSchema, PlotQuerySchema, ResultQuerySchema
 from service.state import state
 
 blp = Blueprint("jobs", __name__, url_prefix="/v1/jobs", description="Jobs and results")
@@ -48,13 +51,28 @@ class Jobs(MethodView):
 @blp.route("/<string:job_id>")
 class OneJob(MethodView):
     @require("read")
-    @blp.response(200, JobSchema)
-    def get(self, job_id: str) -> Any:
-        """The job's state (queued, running, succeeded, failed, cancelled), progress and links."""
-        with state().db.session() as s:
-            job = get_or_404(s, Job, job_id, "job")
-        headers = {} if job.state in ("succeeded", "failed", "cancelled") else {"Retry-After": "1"}
-        return job_out(job), 200, headers
+    @blp.arguments(JobQuerySchema, location="query")
+    @blp.response(200, JobSchema, headers={"ETag": {"description": "strong; send it as If-None-Match",
+                                                      "schema": {"type": "string"}}})
+    @blp.alt_response(304, description="If-None-Match names the job as it is (no body)")
+    def get(self, query: dict[str, Any], job_id: str) -> Any:
+        """The job's state (queued, running, succeeded, failed, cancelled), progress and links. ``?wait=SECONDS``
+        long-polls: the answer comes as soon as the job differs from the one your ``If-None-Match`` names (or
+        from the job as it was when the request arrived), or after the wait; ``304`` when it is still the one
+        you have."""
+        st = state()
+        with st.db.session() as s:
+            tag, document = job_tag(get_or_404(s, Job, job_id, "job"))
+        known = if_none_match()
+        if query["wait"] > 0:
+            tag, document = wait_for_change(lambda: _load_job(job_id), known or {tag}, query["wait"],
+                                            done=lambda d: d["state"] in FINAL_STATES)
+        headers = {"ETag": tag}
+        if document["state"] not in FINAL_STATES:
+            headers["Retry-After"] = "1"
+        if matches(tag, known):
+            return not_modified(tag, headers)
+        return document, 200, headers
 
     @require("submit")
     @blp.response(200, JobSchema)
@@ -64,8 +82,22 @@ class OneJob(MethodView):
         with st.db.session() as s:
             get_or_404(s, Job, job_id, "job")
         job_states.request_cancel(st.db, job_id)
+        callbacks.announce(st.db, st.queue.celery, job_id)  # a queued job ends here
         with st.db.session() as s:
             return job_out(get_or_404(s, Job, job_id, "job"))
+
+
+def job_tag(job: Job) -> tuple[str, dict[str, Any]]:
+    """The job as shown, and its ETag."""
+    document = job_out(job)
+    return etag_of(document), document
+
+
+def _load_job(job_id: str) -> tuple[str, dict[str, Any]]:
+    with state().db.session() as s:
+        job = s.get(Job, job_id)
+        assert job is not None  # jobs are never deleted
+        return job_tag(job)
 
 
 @blp.route("/<string:job_id>/result")
@@ -73,6 +105,7 @@ class Result(MethodView):
     @require("read")
     @blp.arguments(ResultQuerySchema, location="query")
     @blp.response(200, description=RESULT_DESCRIPTION, content_type="application/json")
+    @blp.alt_response(304, description="If-None-Match names this result (no body)")
     @blp.alt_response(409, schema=ProblemSchema, content_type=PROBLEM_JSON,
                       description="the job has not succeeded")
     @blp.doc(responses={"200": {"description": RESULT_DESCRIPTION, "content": RESULT_CONTENT}})
@@ -84,17 +117,20 @@ class Result(MethodView):
             if job.state != "succeeded" or job.result_sha256 is None:
                 detail = f"job {job_id} is {job.state}" + (f": {job.error['message']}" if job.error else "")
                 raise ApiProblem(409, f"job-{job.state}", detail)
+            per_topic = query.get("per_topic", job.request.get("per_topic", False))
+            tag = etag_of("result", job.result_sha256, query["format"], per_topic)  # a result never changes
+            if matches(tag, if_none_match()):
+                return not_modified(tag)
             document = json.loads(st.blobs.get(s, job.result_sha256))
         fmt = query["format"]
         if job.kind == "meta":
             if fmt not in ("json", "table"):
                 raise ApiProblem(422, "format-not-available", "a meta-evaluation result is json or table")
             text = json.dumps(document, indent=2) + "\n" if fmt == "json" else render_text(document)
-            return Response(text, mimetype=MEDIA[fmt])
+            return Response(text, mimetype=MEDIA[fmt], headers={"ETag": tag})
         if fmt == "table":
             raise ApiProblem(422, "format-not-available", "an evaluation result is json, tsv, csv or trec_eval")
-        per_topic = query.get("per_topic", job.request["per_topic"])
-        return Response(render_document(document, fmt, per_topic), mimetype=MEDIA[fmt])
+        return Response(render_document(document, fmt, per_topic), mimetype=MEDIA[fmt], headers={"ETag": tag})
 
 
 @blp.route("/<string:job_id>/plot")

@@ -376,3 +376,38 @@ def test_a_single_run_and_space_separated_measures_are_accepted(make_client: Cal
     body = server.requests[0].content
     assert body.count(b'name="run"') == 1 and b'filename="only.run"' in body
     assert b'name="measures"\r\n\r\nAP nDCG@10\r\n' in body
+
+
+# -- long-polls ----------------------------------------------------------------------------------------------------
+
+
+def _tagged(state: str, tag: str, status: int = 200, progress: float = 0.0) -> httpx.Response:
+    return httpx.Response(status, json=job(state, progress), headers={"ETag": tag})
+
+
+def test_waiting_long_polls_with_the_last_etag_and_does_not_sleep(make_client: Callable[..., Client],
+                                                                  fake_time: FakeTime) -> None:
+    held = []
+
+    def not_modified(request: httpx.Request) -> httpx.Response:
+        fake_time.now += 20.0  # the server held it to its bound
+        held.append(request)
+        return httpx.Response(304, headers={"ETag": '"t1"'})
+
+    server = Recorder(_tagged("queued", '"t0"', 202), _tagged("running", '"t1"', progress=0.5), not_modified,
+                      _tagged("succeeded", '"t2"', progress=1.0))
+    seen: list[dict[str, Any]] = []
+    done = make_client(server).evaluate("col_1", [("r.run", b"x")], ["AP"], progress=seen.append)
+    assert done["state"] == "succeeded" and [j["state"] for j in seen] == ["queued", "running", "succeeded"]
+    gets = server.requests[1:]
+    assert [r.headers["If-None-Match"] for r in gets] == ['"t0"', '"t1"', '"t1"']
+    assert all(r.url.params["wait"] == "20" for r in gets)
+    assert fake_time.sleeps == [] and len(held) == 1
+
+
+def test_a_304_that_was_not_held_falls_back_to_pauses(make_client: Callable[..., Client],
+                                                      fake_time: FakeTime) -> None:
+    server = Recorder(_tagged("queued", '"t0"', 202), httpx.Response(304, headers={"ETag": '"t0"'}),
+                      httpx.Response(304, headers={"ETag": '"t0"'}), _tagged("succeeded", '"t1"', progress=1.0))
+    assert make_client(server).evaluate("col_1", [("r.run", b"x")], ["AP"])["state"] == "succeeded"
+    assert fake_time.sleeps == pytest.approx([0.2, 0.3])  # no busy loop against a server that does not hold

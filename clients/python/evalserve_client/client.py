@@ -41,6 +41,8 @@ NOT_RETRIED_CODES = frozenset({"quota-exceeded"})
 RUN_ID = re.compile(r"run_[A-Za-z0-9]+")
 
 POLL_START, POLL_FACTOR, POLL_CAP = 0.2, 1.5, 5.0
+#: Seconds one long-poll of a job (``GET /v1/jobs/{id}?wait=``) may wait on the server (its bound is 30).
+LONG_POLL_SECONDS = 20.0
 RETRY_START, RETRY_CAP = 0.5, 5.0
 #: The longest pause a server's ``Retry-After`` can impose on one step (a guard against absurd values).
 RETRY_AFTER_MAX = 60.0
@@ -145,16 +147,20 @@ class Client:
         job: dict[str, Any] = response.json()
         if not wait:
             return job
-        return self.wait(job, progress=progress, timeout=timeout, first_delay=retry_after(response))
+        return self.wait(job, progress=progress, timeout=timeout, first_delay=retry_after(response),
+                         etag=response.headers.get("ETag"))
 
     def wait(self, job: Ref, *, progress: ProgressOption = None, timeout: float | None = None,
-             first_delay: float | None = None) -> dict[str, Any]:
-        """Poll the job until it is final; returns it when it succeeded, raises ``JobFailed`` otherwise.
+             first_delay: float | None = None, etag: str | None = None) -> dict[str, Any]:
+        """Wait until the job is final; returns it when it succeeded, raises ``JobFailed`` otherwise.
 
-        Polls back off from 0.2 s to at most 5 s and never come sooner than the server's ``Retry-After``.
+        Long-polls (``?wait=`` with the job's ``ETag`` as ``If-None-Match``): each answer comes as soon as the
+        job changes, so the end is seen at once. A server without long-polls (its answers carry no ``ETag``) is
+        polled instead: pauses back off from 0.2 s to at most 5 s and never come sooner than its ``Retry-After``.
+        ``etag``: the ETag of the job as given (the 202's).
         """
         return self._poll(f"/v1/jobs/{_segment(job)}", job, "job", progress=progress, timeout=timeout,
-                          first_delay=first_delay)
+                          first_delay=first_delay, long_poll=True, etag=etag)
 
     def job(self, job: Ref) -> dict[str, Any]:
         """The job as it is now: state, stage, progress (0..1), error, links."""
@@ -366,11 +372,14 @@ class Client:
     # -- polling and transport -----------------------------------------------------------------------------------
 
     def _poll(self, path: str, known: Ref, kind: str, *, progress: ProgressOption, timeout: float | None,
-              first_delay: float | None = None, interval: float | None = None) -> dict[str, Any]:
+              first_delay: float | None = None, interval: float | None = None, long_poll: bool = False,
+              etag: str | None = None) -> dict[str, Any]:
         """GET ``path`` until its ``state`` is final; returns it when it succeeded, raises ``JobFailed`` otherwise
-        and ``WaitTimeout`` when ``timeout`` runs out. Pauses back off from 0.2 s to 5 s (or are ``interval``)
-        and are never shorter than the last ``Retry-After``. ``known``: an id, or the object as last seen (it is
-        reported first, and the first request waits a pause)."""
+        and ``WaitTimeout`` when ``timeout`` runs out. ``long_poll``: ask the server to hold each GET until the
+        object changes (``?wait=``, ``If-None-Match``) whenever the last answer carried an ``ETag``; otherwise
+        pauses back off from 0.2 s to 5 s (or are ``interval``) and are never shorter than the last
+        ``Retry-After``. ``known``: an id, or the object as last seen (it is reported first, and the first request
+        waits a pause or long-polls)."""
         callback, done = reporter(progress)
         deadline = None if timeout is None else self._clock() + timeout
         backoff, hint = (POLL_START if interval is None else max(0.0, interval)), first_delay
@@ -379,19 +388,27 @@ class Client:
             if current is not None and callback is not None:
                 callback(current)
             while current is None or current["state"] not in FINAL_STATES:
-                if current is not None:  # a known, unfinished object: pause before asking again
+                remaining = None if deadline is None else deadline - self._clock()
+                if current is not None and remaining is not None and remaining <= 0:
+                    raise WaitTimeout(current, timeout or 0.0, kind=kind)
+                held = self._long_poll_seconds(remaining) if long_poll and etag and current is not None else 0.0
+                if current is not None and held <= 0:  # a known, unfinished object: pause before asking again
                     pause = max(backoff, min(hint or 0.0, RETRY_AFTER_MAX))
-                    if deadline is not None:
-                        remaining = deadline - self._clock()
-                        if remaining <= 0:
-                            raise WaitTimeout(current, timeout or 0.0, kind=kind)
-                        pause = min(pause, remaining)
-                    self._sleep(pause)
+                    self._sleep(pause if remaining is None else min(pause, remaining))
                     if interval is None:
                         backoff = min(POLL_CAP, backoff * POLL_FACTOR)
-                response = self._send("GET", path)
+                params = {"wait": f"{held:g}"} if held > 0 else None
+                headers = {"If-None-Match": etag} if held > 0 and etag else None
+                asked = self._clock()
+                response = self._send("GET", path, params=params, headers=headers)
+                if response.status_code == 304:  # held to the bound, unchanged
+                    if self._clock() - asked < min(1.0, held / 2):  # not held at all: a server without long-polls
+                        self._sleep(max(backoff, min(hint or 0.0, RETRY_AFTER_MAX)))
+                        backoff = min(POLL_CAP, backoff * POLL_FACTOR)
+                    continue
                 current = response.json()
                 hint = retry_after(response)
+                etag = response.headers.get("ETag")  # a server without long-polls sends none
                 if callback is not None:
                     callback(current)
         finally:
@@ -399,6 +416,15 @@ class Client:
         if current["state"] != "succeeded":
             raise JobFailed(current, kind=kind)
         return current
+
+    def _long_poll_seconds(self, remaining: float | None) -> float:
+        """How long the server may hold one long-poll: ``LONG_POLL_SECONDS``, within the time left and well
+        within the read timeout (so a held request is never taken for a dead server)."""
+        read = self._http.timeout.read
+        held = LONG_POLL_SECONDS if read is None else min(LONG_POLL_SECONDS, read - 5.0)
+        if remaining is not None:
+            held = min(held, remaining)
+        return max(0.0, round(held, 3))
 
     def _all(self, path: str, params: Mapping[str, str] | None = None) -> list[dict[str, Any]]:
         """Every item of a paginated list, page after page (the server's ``X-Pagination`` names the next)."""

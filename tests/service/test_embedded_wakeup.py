@@ -1,0 +1,64 @@
+"""The embedded broker wakes an idle consumer through its queue's pipe (``workers.wakeup``) instead of leaving it to
+sleep out a polling interval. The consumers here have a fallback interval of an hour: a message they receive at
+all came by the wake-up call."""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+from typing import Any
+
+from kombu import Connection, Queue
+
+from workers import wakeup
+
+TRANSPORT = "workers.embedded_broker:Transport"
+NO_FALLBACK = {"polling_interval": 3600.0}
+
+
+def _connection(url: str) -> Connection:
+    return Connection(url, transport=TRANSPORT, transport_options=NO_FALLBACK)
+
+
+def test_a_publish_pokes_the_queue_pipe_after_its_commit(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'broker.db'}"
+    directory = wakeup.pipe_dir(url)
+    assert directory == tmp_path / "broker.db.wakeup"
+    waiter = wakeup.Waiter(directory)
+    waiter.watch(["jobs"])
+    assert not waiter.wait(0)
+    with _connection(url) as conn:
+        conn.SimpleQueue("jobs").put({"n": 1})
+        assert waiter.wait(0)  # one byte per message, read once
+        assert not waiter.wait(0)
+        conn.SimpleQueue("other").put({"n": 2})  # another queue's pipe
+        assert not waiter.wait(0)
+    waiter.close()
+
+
+def test_poke_without_a_consumer_is_a_no_op(tmp_path: Path) -> None:
+    assert not wakeup.poke(tmp_path / "missing", "jobs")
+    assert not wakeup.poke(None, "jobs")
+    assert wakeup.pipe_dir("redis://localhost:6379/0") is None
+
+
+def test_an_idle_consumer_receives_a_message_without_polling(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'broker.db'}"
+    received: list[Any] = []
+    listening = threading.Event()
+
+    def consume() -> None:
+        with _connection(url) as conn:
+            queue = Queue("jobs")
+            with conn.Consumer(queue, callbacks=[lambda body, message: (received.append(body), message.ack())]):
+                listening.set()
+                conn.drain_events(timeout=120)  # one message; the fallback poll would come after an hour
+
+    thread = threading.Thread(target=consume, daemon=True)
+    thread.start()
+    assert listening.wait(60)
+    with _connection(url) as conn:
+        conn.SimpleQueue("jobs").put({"job": "job_1"})
+    thread.join(60)  # a bound that only catches a hang
+    assert not thread.is_alive()
+    assert received == [{"job": "job_1"}]

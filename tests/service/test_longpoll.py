@@ -1,0 +1,52 @@
+"""``service.longpoll.wait_for_change`` on a fake clock: it answers at the first look whose tag is new, when the
+value is final, or at the bound (capped at ``MAX_WAIT_SECONDS``); it looks every ``STEP_SECONDS``."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from service.longpoll import MAX_WAIT_SECONDS, STEP_SECONDS, wait_for_change
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 0.0
+        self.sleeps: list[float] = []
+
+    def sleep(self, seconds: float) -> None:
+        self.sleeps.append(seconds)
+        self.now += seconds
+
+
+def _loader(tags: list[str]) -> Callable[[], tuple[str, str]]:
+    def load() -> tuple[str, str]:
+        tag = tags.pop(0) if len(tags) > 1 else tags[0]
+        return tag, f"value {tag}"
+
+    return load
+
+
+def test_it_answers_at_the_first_look_that_sees_a_new_tag() -> None:
+    clock = Clock()
+    tag, value = wait_for_change(_loader(["a", "a", "a", "b"]), {"a"}, 10, clock=lambda: clock.now,
+                                 sleep=clock.sleep)
+    assert (tag, value) == ("b", "value b")
+    assert clock.sleeps == [STEP_SECONDS] * 3
+
+
+def test_it_answers_at_once_when_the_tag_is_not_known_or_the_value_is_final() -> None:
+    clock = Clock()
+    assert wait_for_change(_loader(["b"]), {"a"}, 10, clock=lambda: clock.now, sleep=clock.sleep)[0] == "b"
+    assert wait_for_change(_loader(["a"]), {"a"}, 10, done=lambda v: True, clock=lambda: clock.now,
+                           sleep=clock.sleep)[0] == "a"
+    assert clock.sleeps == []
+
+
+def test_an_unchanged_value_is_answered_at_the_bound_which_is_capped() -> None:
+    clock = Clock()
+    assert wait_for_change(_loader(["a"]), {"a"}, 1.0, clock=lambda: clock.now, sleep=clock.sleep)[0] == "a"
+    assert abs(clock.now - 1.0) < 1e-9
+    clock = Clock()
+    wait_for_change(_loader(["a"]), {"a"}, 10 * MAX_WAIT_SECONDS, clock=lambda: clock.now, sleep=clock.sleep,
+                    step=1.0)
+    assert clock.now == MAX_WAIT_SECONDS
