@@ -14,7 +14,6 @@ from typing import Any
 
 from sqlalchemy.exc import OperationalError
 
-from evaluation.formats import Blob
 from evaluation.measures.base import MeasureError
 from evaluation.meta.methods import run_method
 from evaluation.meta.table import ScoreTable
@@ -24,10 +23,11 @@ from evaluation.report import Report
 from service import jobs
 from service.collection_files import collection_files
 from service.config import Settings
-from service.models import Collection, Job, RunRecord
+from service.models import Collection, Job
 from service.task_events import announce_job
 from service.webhooks import publish_deliveries
 from workers.context import WorkerContext
+from workers.stored_runs import StoredRuns
 
 log = logging.getLogger(__name__)
 
@@ -212,11 +212,7 @@ def _run_evaluation(ctx: WorkerContext, claim: jobs.Claim, lease: Lease) -> Repo
         collection = s.get(Collection, claim.collection_id)
         assert collection is not None
         files = collection_files(s, ctx.blobs, collection, ctx.settings.decode_limits)
-        runs = []
-        for run_id in request["runs"]:
-            record = s.get(RunRecord, run_id)
-            assert record is not None
-            runs.append(Blob.from_bytes(ctx.blobs.get(s, record.sha256), record.filename, ctx.settings.decode_limits))
+    runs = StoredRuns(ctx, request["runs"])  # read one at a time, as load_inputs reaches each
     started = time.monotonic()
     # reading the runs is the first half of the work, evaluating them the second
     inputs = load_inputs(files.qrels, runs, qrels_format=files.qrels_format, intent_weights=files.intent_weights,

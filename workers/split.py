@@ -26,16 +26,16 @@ from typing import Any, cast
 
 from sqlalchemy.exc import OperationalError
 
-from evaluation.formats import Blob
 from evaluation.pipeline import Inputs, NothingScored, check_run_names, load_inputs, run_evaluation
 from evaluation.problems import InputError, Problem
 from evaluation.report import Report
 from service import job_parts, jobs
 from service.collection_files import collection_files
-from service.models import Collection, RunRecord
+from service.models import Collection
 from workers.celery_app import EVALUATE_PART_TASK
 from workers.context import WorkerContext
 from workers.runner import Lease, Stop, announce, failure, split_into, worker_name
+from workers.stored_runs import StoredRuns
 
 log = logging.getLogger(__name__)
 
@@ -178,12 +178,8 @@ def _evaluate_part(ctx: WorkerContext, claim: job_parts.PartClaim, lease: Lease,
     started = time.monotonic()
     runs = []
     read = outcome["runs"]
-    for i, run_id in enumerate(claim.runs):
+    for i, blob in enumerate(StoredRuns(ctx, claim.runs)):
         lease.progress(f"reading run {i + 1} of {len(claim.runs)}", 0.5 * i / len(claim.runs))
-        with ctx.db.session() as s:
-            record = s.get(RunRecord, run_id)
-            assert record is not None
-            blob = _run_blob(ctx, s, record)
         try:  # one run at a time, so that each run's problems are known apart from the judgments'
             one = load_inputs(judged.qrels, [blob], intent_weights=judged.intent_weights,
                               side=cast(Any, judged.side.values))
@@ -218,10 +214,6 @@ def _evaluate_part(ctx: WorkerContext, claim: job_parts.PartClaim, lease: Lease,
                                  report.canonical, report.tags).as_json(per_topic=True)
     log.info("job %s part %d: %d runs in %.2fs", claim.job_id, claim.index, len(runs), time.monotonic() - started)
     return outcome
-
-
-def _run_blob(ctx: WorkerContext, s: Any, record: RunRecord) -> Blob:
-    return Blob.from_bytes(ctx.blobs.get(s, record.sha256), record.filename, ctx.settings.decode_limits)
 
 
 # --- merging ----------------------------------------------------------------------------------------------------
