@@ -27,7 +27,7 @@ from service.models import Collection, Job
 from service.task_events import announce_job
 from service.webhooks import publish_deliveries
 from workers.context import WorkerContext
-from workers.stored_runs import StoredRuns
+from workers.stored_runs import StoredRuns, input_files
 
 log = logging.getLogger(__name__)
 
@@ -217,6 +217,7 @@ def _run_evaluation(ctx: WorkerContext, claim: jobs.Claim, lease: Lease) -> Repo
     # reading the runs is the first half of the work, evaluating them the second
     inputs = load_inputs(files.qrels, runs, qrels_format=files.qrels_format, intent_weights=files.intent_weights,
                          side=files.side, progress=lambda stage, f: lease.progress(stage, 0.5 * f))
+    inputs.files = input_files(files, runs)  # runs parsed from a file are not hashed by load_inputs
     report = run_evaluation(inputs, request["measures"], ties=request["ties"], topics=request["topics"],
                             progress=lambda stage, f: lease.progress(stage, 0.5 + 0.5 * f))
     log.info("job %s: %d runs in %.2fs", claim.job_id, len(runs), time.monotonic() - started)

@@ -178,7 +178,8 @@ def _evaluate_part(ctx: WorkerContext, claim: job_parts.PartClaim, lease: Lease,
     started = time.monotonic()
     runs = []
     read = outcome["runs"]
-    for i, blob in enumerate(StoredRuns(ctx, claim.runs)):
+    stored = StoredRuns(ctx, claim.runs)
+    for i, blob in enumerate(stored):
         lease.progress(f"reading run {i + 1} of {len(claim.runs)}", 0.5 * i / len(claim.runs))
         try:  # one run at a time, so that each run's problems are known apart from the judgments'
             one = load_inputs(judged.qrels, [blob], intent_weights=judged.intent_weights,
@@ -188,7 +189,7 @@ def _evaluate_part(ctx: WorkerContext, claim: job_parts.PartClaim, lease: Lease,
             read["omitted"] += exc.omitted
             continue
         runs += one.runs
-        read["files"] += list(one.files.items())
+        read["files"].append(stored.inputs[i])  # also for a run parsed from a file (load_inputs has no hash)
         read["names"] += [r.name for r in one.runs]
         read["problems"] += [p.as_dict() for p in one.warnings]
     if any(p["severity"] == "error" for p in read["problems"]) or read["omitted"]:

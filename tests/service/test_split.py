@@ -4,6 +4,7 @@ worker died is re-run; a job's failure is the one an unsplit job reports; cancel
 
 from __future__ import annotations
 
+import gzip
 import io
 import json
 import time
@@ -19,6 +20,7 @@ from service.auth import create_token
 from service.config import Settings
 from service.models import Job
 from tests.service.split_runs import make_run, write_runs
+from workers import stored_runs
 from workers.context import WorkerContext
 from workers.runner import run_job, split_into
 from workers.split import merge, run_part, slices
@@ -201,3 +203,34 @@ def test_cancelling_a_split_job_cancels_its_parts(tmp_path: Path, qrels: bytes, 
     job_parts.sweep(d.ctx.db, 1, 60)  # the sweeper cancels a split job asked to stop
     assert d.row(job_id).state == "cancelled"
     assert {p.state for p in job_parts.parts(d.ctx.db, job_id)} == {"cancelled"}
+
+
+def test_runs_parsed_from_a_temporary_file_give_the_same_bytes(
+        tmp_path: Path, qrels: bytes, runs: list[Path], monkeypatch: pytest.MonkeyPatch) -> None:
+    """Large stored runs are inflated into a file and parsed from its path (``workers.stored_runs``): the same
+    document as the ``Blob`` path, split or not, gzipped or not; runs with warnings take the ``Blob`` path."""
+    files = [(f"{p.name}.gz", gzip.compress(p.read_bytes())) if i % 2 else (p.name, p.read_bytes())
+             for i, p in enumerate(runs[:20])]
+    files[4] = ("odd.run", b"301 Q0 CR93E-1282 one 3.0 t\n" + files[4][1])  # a warning: rank not an integer
+    plain = Deployment(tmp_path / "blob", EVALSERVE_SPLIT_RUNS="0")
+    reference = plain.job(plain.collection(qrels), files)
+    assert run_job(plain.ctx, reference) == "succeeded"
+
+    taken: list[bool] = []
+    real = stored_runs.parse_streamed
+
+    def counted(*args: Any) -> Any:
+        run = real(*args)
+        taken.append(run is not None)
+        return run
+
+    monkeypatch.setattr(stored_runs, "STREAM_FROM_BYTES", 0)
+    monkeypatch.setattr(stored_runs, "parse_streamed", counted)
+    for split_runs, outcome in (("0", "succeeded"), ("10", "split")):
+        d = Deployment(tmp_path / f"streamed-{split_runs}", EVALSERVE_SPLIT_RUNS=split_runs)
+        job_id = d.job(d.collection(qrels), files)
+        assert run_job(d.ctx, job_id) == outcome
+        if outcome == "split":
+            assert d.run_parts(job_id) == ["succeeded", "succeeded"]
+        assert d.result(job_id) == plain.result(reference)
+    assert taken.count(True) == 38 and taken.count(False) == 2, taken  # a run with a warning falls back
