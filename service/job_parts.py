@@ -18,7 +18,7 @@ from sqlalchemy.exc import IntegrityError
 
 from service import jobs
 from service.db import Database
-from service.models import FINAL_STATES, Job, JobPart, utcnow
+from service.models import FINAL_STATES, Job, JobPart, as_utc, utcnow
 
 #: the prefix of a split job's ``lease_owner``
 PARTS_OWNER = "parts:"
@@ -35,6 +35,12 @@ class PartClaim:
     runs: list[str]
     collection_id: str
     request: dict[str, Any]
+    job_started_at: datetime | None = None
+
+    def job_seconds(self) -> float:
+        """How long the job has been running (its time limit covers all its parts)."""
+        started = as_utc(self.job_started_at)
+        return 0.0 if started is None else (utcnow() - started).total_seconds()
 
 
 def create(db: Database, job_id: str, slices: list[list[str]]) -> None:
@@ -106,7 +112,7 @@ def claim(db: Database, job_id: str, index: int, worker: str, lease_seconds: flo
         if jobs._changed(taken) != 1:
             return "skipped"
         return PartClaim(job_id, index, worker, part.attempts + 1, list(part.runs), job.collection_id,
-                         dict(job.request))
+                         dict(job.request), job.started_at)
 
 
 def heartbeat(db: Database, claim_: PartClaim, lease_seconds: float, stage: str | None = None,

@@ -164,6 +164,13 @@ def split_into(settings: Settings, n_runs: int) -> int:
     return max(1, min(settings.split_max_parts, n_runs // settings.split_runs))
 
 
+def time_limit_error(settings: Settings) -> dict[str, Any]:
+    """The ``error`` of a job over its time limit."""
+    limit = settings.job_time_limit_seconds
+    return jobs.error_detail(
+        "time-limit", f"the job ran longer than its limit of {limit:g} s (EVALSERVE_JOB_TIME_LIMIT_SECONDS)")
+
+
 def failure(exc: BaseException, settings: Settings, time_limit_errors: tuple[type[BaseException], ...] = (),
             job_id: str = "") -> dict[str, Any]:
     """The ``error`` of a job that raised ``exc``: input problems, bad measures or requests, the time limit, or
@@ -177,9 +184,7 @@ def failure(exc: BaseException, settings: Settings, time_limit_errors: tuple[typ
     if isinstance(exc, (KeyError, ValueError)):  # a measure or option of a meta-evaluation the results lack
         return jobs.error_detail("invalid-request", str(exc).strip("'\""))
     if isinstance(exc, time_limit_errors):
-        limit = settings.job_time_limit_seconds
-        return jobs.error_detail(
-            "time-limit", f"the job ran longer than its limit of {limit:g} s (EVALSERVE_JOB_TIME_LIMIT_SECONDS)")
+        return time_limit_error(settings)
     log.error("job %s failed", job_id, exc_info=exc)  # a bug: record it on the job rather than leave it running
     return jobs.error_detail("internal-error", f"{type(exc).__name__}: {exc}")
 

@@ -18,10 +18,12 @@ duplicate run names, then runs with no judged topic (all of them), then the firs
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager
 from typing import Any, cast
 
 from sqlalchemy.exc import OperationalError
@@ -34,7 +36,7 @@ from service.collection_files import collection_files
 from service.models import Collection
 from workers.celery_app import EVALUATE_PART_TASK
 from workers.context import WorkerContext
-from workers.runner import Lease, Stop, announce, failure, split_into, worker_name
+from workers.runner import Lease, Stop, announce, failure, split_into, time_limit_error, worker_name
 from workers.stored_runs import StoredRuns
 
 log = logging.getLogger(__name__)
@@ -78,19 +80,37 @@ def publish(ctx: WorkerContext, job_id: str, indexes: list[int]) -> None:
     job_parts.mark_published(ctx.db, job_id, indexes)
 
 
-def run_part(ctx: WorkerContext, job_id: str, index: int,
-             time_limit_errors: tuple[type[BaseException], ...] = ()) -> str:
+def run_part(ctx: WorkerContext, job_id: str, index: int, time_limit_errors: tuple[type[BaseException], ...] = (),
+             limit: Callable[[float], AbstractContextManager[None]] | None = None) -> str:
     """Run part ``index`` of ``job_id`` if this worker can claim it, then merge the job if it was the last;
-    returns what happened to the part."""
+    returns what happened to the part. ``limit(seconds)``: the time limit to run the part under (the task's:
+    ``workers.time_limit``), given what is left of the job's (``EVALSERVE_JOB_TIME_LIMIT_SECONDS`` covers every
+    part: a part that starts after it has passed fails at once)."""
     settings = ctx.settings
     claim = job_parts.claim(ctx.db, job_id, index, worker_name(), settings.lease_seconds, settings.max_attempts)
     if isinstance(claim, str):
         if claim == "gave-up":
             merge_if_last(ctx, job_id)
         return claim
-    held = claim
-    with Lease(ctx, name=f"{job_id}.{index}", renew=lambda stage, fraction: job_parts.heartbeat(
-            ctx.db, held, settings.lease_seconds, stage, fraction)) as lease:
+    left = settings.job_time_limit_seconds - claim.job_seconds()
+    if left <= 0:
+        state = "failed"
+        if not job_parts.finish(ctx.db, claim, state, error={"phase": "other", "detail": time_limit_error(settings)}):
+            return "lost"
+    else:
+        with limit(left) if limit is not None else contextlib.nullcontext():
+            state = _run_claimed_part(ctx, claim, time_limit_errors)
+        if state not in ("succeeded", "failed"):
+            return state
+    merge_if_last(ctx, job_id)
+    return state
+
+
+def _run_claimed_part(ctx: WorkerContext, claim: job_parts.PartClaim,
+                      time_limit_errors: tuple[type[BaseException], ...]) -> str:
+    settings, job_id = ctx.settings, claim.job_id
+    with Lease(ctx, name=f"{job_id}.{claim.index}", renew=lambda stage, fraction: job_parts.heartbeat(
+            ctx.db, claim, settings.lease_seconds, stage, fraction)) as lease:
         try:
             outcome = _evaluate_part(ctx, claim, lease, time_limit_errors)
             with ctx.db.session() as s:
@@ -98,6 +118,7 @@ def run_part(ctx: WorkerContext, job_id: str, index: int,
             state = "failed" if outcome.get("error") else "succeeded"
             if not job_parts.finish(ctx.db, claim, state, result_sha256=sha, error=outcome["error"]):
                 return "lost"
+            return state
         except Stop as stop:
             if stop.reason == "cancelled":
                 job_parts.cancel_job(ctx.db, job_id)
@@ -108,11 +129,7 @@ def run_part(ctx: WorkerContext, job_id: str, index: int,
             raise  # the task retries with backoff
         except Exception as exc:  # over the time limit, or a bug: the part fails and the job with it
             error = {"phase": "other", "detail": failure(exc, settings, time_limit_errors, job_id)}
-            state = "failed"
-            if not job_parts.finish(ctx.db, claim, state, error=error):
-                return "lost"
-    merge_if_last(ctx, job_id)
-    return state
+            return "failed" if job_parts.finish(ctx.db, claim, "failed", error=error) else "lost"
 
 
 def merge_if_last(ctx: WorkerContext, job_id: str) -> str | None:

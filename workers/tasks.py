@@ -33,12 +33,10 @@ def evaluate(self: Any, job_id: str) -> str:
 @app.task(name=EVALUATE_PART_TASK, bind=True, acks_late=True, reject_on_worker_lost=True,
           autoretry_for=(OperationalError,), retry_backoff=True, retry_backoff_max=60, max_retries=10)
 def evaluate_part(self: Any, job_id: str, index: int) -> str:
-    """Run part ``index`` of split job ``job_id`` (``workers.split``) under the job time limits; the part that
-    finishes last merges the job."""
+    """Run part ``index`` of split job ``job_id`` (``workers.split``) under what is left of the job's time
+    limits; the part that finishes last merges the job."""
     ctx = context_for(self.app)
-    soft = ctx.settings.job_time_limit_seconds
-    with time_limit(soft, soft + 60):
-        return run_part(ctx, job_id, index, (SoftTimeLimitExceeded,))
+    return run_part(ctx, job_id, index, (SoftTimeLimitExceeded,), lambda soft: time_limit(soft, soft + 60))
 
 
 @app.task(name=DELIVER_WEBHOOK_TASK, bind=True, acks_late=True, reject_on_worker_lost=True,

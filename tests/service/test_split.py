@@ -234,3 +234,13 @@ def test_runs_parsed_from_a_temporary_file_give_the_same_bytes(
             assert d.run_parts(job_id) == ["succeeded", "succeeded"]
         assert d.result(job_id) == plain.result(reference)
     assert taken.count(True) == 38 and taken.count(False) == 2, taken  # a run with a warning falls back
+
+
+def test_the_job_time_limit_covers_all_its_parts(tmp_path: Path, qrels: bytes, runs: list[Path]) -> None:
+    d = Deployment(tmp_path, EVALSERVE_SPLIT_RUNS="10", EVALSERVE_JOB_TIME_LIMIT_SECONDS="0.3")
+    job_id = d.job(d.collection(qrels), [(p.name, p.read_bytes()) for p in runs[:20]])
+    assert run_job(d.ctx, job_id) == "split"
+    time.sleep(0.4)  # the job's limit passes before its parts start
+    assert d.run_parts(job_id) == ["failed", "failed"]
+    row = d.row(job_id)
+    assert row.state == "failed" and row.error is not None and row.error["code"] == "time-limit", row.error
