@@ -330,3 +330,26 @@ class WorkerHeartbeat(Base):
     queues: Mapped[str] = mapped_column(String(1000))  # comma-separated
     started_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
     last_seen: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow, index=True)
+
+
+class JobPart(Base):
+    """A slice of an evaluation job's runs evaluated by one worker (``workers.split``): claimed under a lease like
+    a job, its outcome (a partial document, or the problems that failed it) stored as blob ``result_sha256``."""
+
+    __tablename__ = "job_parts"
+    job_id: Mapped[str] = mapped_column(ForeignKey("jobs.id"), primary_key=True)
+    index: Mapped[int] = mapped_column(Integer, primary_key=True)
+    runs: Mapped[list[Any]] = mapped_column()  # run ids of this slice, in the job's order
+    state: Mapped[str] = mapped_column(String(20), default="queued")
+    progress: Mapped[float] = mapped_column(Float, default=0.0)
+    attempts: Mapped[int] = mapped_column(Integer, default=0)
+    #: every worker that claimed the part, in order (``host:pid:suffix``)
+    workers: Mapped[list[Any]] = mapped_column(default=list)
+    lease_owner: Mapped[str | None] = mapped_column(String(200), nullable=True)
+    lease_expires_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+    result_sha256: Mapped[str | None] = mapped_column(ForeignKey("blobs.sha256"), nullable=True)
+    error: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)
+    enqueued_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+    updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+
+    __table_args__ = (Index("ix_job_parts_state_enqueued", "state", "enqueued_at"),)

@@ -19,6 +19,7 @@ from evaluation.side_registry import side_reader
 from service.models import Collection, RunRecord, new_id
 from service.problems import ApiProblem
 from service.state import ServiceState
+from service.streamed_runs import STREAM_FROM_BYTES, parse_streamed
 
 
 def to_blob(data: bytes, filename: str, limits: DecodeLimits) -> Blob:
@@ -106,6 +107,10 @@ def check_runs(files: list[tuple[str, bytes]], limits: DecodeLimits) -> list[Che
     problems: list[dict[str, Any]] = []
     refused: list[str] = []
     for filename, data in files:
+        streamed = parse_streamed(data, filename, limits) if len(data) >= STREAM_FROM_BYTES else None
+        if streamed is not None:  # a large clean run, parsed from a file (no text copy in memory)
+            checked.append(CheckedRun(filename, data, streamed, []))
+            continue
         try:
             parsed = parse_run(to_blob(data, filename, limits))
             run = _checked(parsed, filename)

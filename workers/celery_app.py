@@ -13,6 +13,7 @@ from service.config import Settings
 
 #: the task names the API publishes; the API does not import the task code
 EVALUATE_TASK = "evalserve.evaluate"
+EVALUATE_PART_TASK = "evalserve.evaluate_part"  # one part of a split job (workers.split)
 DELIVER_WEBHOOK_TASK = "evalserve.deliver_webhook"
 
 

@@ -12,9 +12,10 @@ from typing import Any
 from celery import Celery
 from celery.signals import worker_ready, worker_shutdown
 
-from service import jobs, webhooks
+from service import job_parts, jobs, webhooks
 from service.db import Database
 from service.queue import JobQueue
+from workers.celery_app import EVALUATE_PART_TASK
 
 log = logging.getLogger(__name__)
 
@@ -27,6 +28,18 @@ def sweep_once(db: Database, queue: JobQueue, requeue_after_seconds: float) -> l
     if ids:
         log.info("sweeper republished %d job(s): %s", len(ids), ", ".join(ids[:5]))
     return ids
+
+
+def sweep_parts(db: Database, app: Celery) -> list[tuple[str, int]]:
+    """Keep split jobs alive while their parts wait, cancel those asked to stop, and republish every part that
+    needs it (never published recently, or its worker died); returns (job id, part index) pairs."""
+    settings = app.conf.evalserve_settings
+    found = job_parts.sweep(db, settings.lease_seconds, settings.requeue_after_seconds)
+    for job_id, index in found:
+        app.send_task(EVALUATE_PART_TASK, args=[job_id, index], queue=settings.queue)
+    if found:
+        log.info("sweeper republished %d job part(s): %s", len(found), ", ".join(f"{j}.{i}" for j, i in found[:5]))
+    return found
 
 
 def delivery_grace_seconds(sweep_every_seconds: float) -> float:
@@ -55,6 +68,10 @@ class Sweeper(threading.Thread):
 
     def run(self) -> None:
         while not self.halt.is_set():
+            try:  # parts first: a split job whose parts still run must not look abandoned to sweep_once
+                sweep_parts(self.db, self.app)
+            except Exception as exc:
+                log.warning("part sweep failed: %s", exc)
             try:
                 sweep_once(self.db, self.queue, self.settings.requeue_after_seconds)
             except Exception as exc:  # the database or broker is down: try again later

@@ -9,11 +9,11 @@ import socket
 import threading
 import time
 import uuid
+from collections.abc import Callable
 from typing import Any
 
 from sqlalchemy.exc import OperationalError
 
-from evaluation.formats import Blob
 from evaluation.measures.base import MeasureError
 from evaluation.meta.methods import run_method
 from evaluation.meta.table import ScoreTable
@@ -22,10 +22,12 @@ from evaluation.problems import InputError
 from evaluation.report import Report
 from service import callbacks, jobs
 from service.collection_files import collection_files
-from service.models import Collection, Job, RunRecord
+from service.config import Settings
+from service.models import Collection, Job
 from service.task_events import announce_job
 from service.webhooks import publish_deliveries
 from workers.context import WorkerContext
+from workers.stored_runs import StoredRuns, input_files
 
 log = logging.getLogger(__name__)
 
@@ -45,17 +47,30 @@ def worker_name() -> str:
     return f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
 
 
-class Lease:
-    """Keeps a claimed job's lease alive from a background thread and relays progress and cancel requests."""
+#: renews a lease and records progress: (stage, fraction) -> (still ours, cancel requested)
+Renew = Callable[[str | None, float | None], tuple[bool, bool]]
 
-    def __init__(self, ctx: WorkerContext, claim: jobs.Claim) -> None:
-        self.ctx, self.claim = ctx, claim
+
+class Lease:
+    """Keeps a claimed job's (or part's) lease alive from a background thread and relays progress and cancel
+    requests; ``renew`` writes the heartbeat (default: the job's, ``service.jobs.heartbeat``)."""
+
+    def __init__(self, ctx: WorkerContext, claim: jobs.Claim | None = None, *, name: str = "",
+                 renew: Renew | None = None) -> None:
+        self.ctx = ctx
+        if renew is None:
+            assert claim is not None
+            held = claim
+            renew = lambda stage, fraction: jobs.heartbeat(  # noqa: E731
+                ctx.db, held, ctx.settings.lease_seconds, stage, fraction)
+        self.renew = renew
         self.stop_reason: str | None = None
         self._stage: str | None = None
         self._progress: float | None = None
         self._lock = threading.Lock()
         self._done = threading.Event()
-        self._thread = threading.Thread(target=self._beat, name=f"lease-{claim.job_id}", daemon=True)
+        label = name or (claim.job_id if claim is not None else "job")
+        self._thread = threading.Thread(target=self._beat, name=f"lease-{label}", daemon=True)
 
     def __enter__(self) -> Lease:
         self._thread.start()
@@ -80,9 +95,9 @@ class Lease:
                 stage, fraction = self._stage, self._progress
                 self._stage = self._progress = None
             try:
-                ours, cancel = jobs.heartbeat(self.ctx.db, self.claim, self.ctx.settings.lease_seconds, stage, fraction)
+                ours, cancel = self.renew(stage, fraction)
             except OperationalError as exc:  # database briefly unavailable: try again at the next beat
-                log.warning("heartbeat of %s failed: %s", self.claim.job_id, exc)
+                log.warning("heartbeat of %s failed: %s", self._thread.name, exc)
                 continue
             if not ours:
                 self.stop_reason = "lease-lost"
@@ -118,6 +133,10 @@ def _run_claimed(ctx: WorkerContext, job_id: str, time_limit_errors: tuple[type[
     claim = jobs.claim(ctx.db, job_id, worker_name(), settings.lease_seconds, settings.max_attempts)
     if claim is None:
         return "skipped"
+    if claim.kind == "evaluation" and split_into(settings, len(claim.request["runs"])) > 1:
+        from workers.split import coordinate  # the split path imports this module
+
+        return coordinate(ctx, claim)
     with Lease(ctx, claim) as lease:
         try:
             lease.progress("reading inputs", 0.0)
@@ -131,33 +150,45 @@ def _run_claimed(ctx: WorkerContext, job_id: str, time_limit_errors: tuple[type[
                 jobs.finish(ctx.db, claim, "cancelled")
                 return "cancelled"
             return "lost"
-        except NothingScored as exc:  # the inputs fit no topic: fail rather than store means of 0
-            jobs.finish(ctx.db, claim, "failed", error=jobs.error_detail(
-                "no-topics-scored", str(exc), [p.as_dict() for p in exc.problems]))
-            return "failed"
-        except InputError as exc:
-            jobs.finish(ctx.db, claim, "failed", error=jobs.error_detail(
-                "invalid-input", str(exc), [p.as_dict() for p in exc.problems]))
-            return "failed"
-        except MeasureError as exc:
-            jobs.finish(ctx.db, claim, "failed", error=jobs.error_detail("invalid-measure", str(exc)))
-            return "failed"
-        except (KeyError, ValueError) as exc:  # a measure or option of a meta-evaluation the results lack
-            jobs.finish(ctx.db, claim, "failed", error=jobs.error_detail("invalid-request", str(exc).strip("'\"")))
-            return "failed"
         except OperationalError:
             jobs.release(ctx.db, claim, "database unavailable")
             raise  # the task retries with backoff
-        except time_limit_errors:
-            limit = settings.job_time_limit_seconds
-            jobs.finish(ctx.db, claim, "failed", error=jobs.error_detail(
-                "time-limit", f"the job ran longer than its limit of {limit:g} s (EVALSERVE_JOB_TIME_LIMIT_SECONDS)"))
+        except Exception as exc:
+            jobs.finish(ctx.db, claim, "failed", error=failure(exc, settings, time_limit_errors, job_id))
             return "failed"
-        except Exception as exc:  # a bug: record it on the job rather than leave it running
-            log.exception("job %s failed", job_id)
-            jobs.finish(ctx.db, claim, "failed", error=jobs.error_detail(
-                "internal-error", f"{type(exc).__name__}: {exc}"))
-            return "failed"
+
+
+def split_into(settings: Settings, n_runs: int) -> int:
+    """How many parts a job of ``n_runs`` runs is split into: parts of at least ``EVALSERVE_SPLIT_RUNS`` runs,
+    at most ``EVALSERVE_SPLIT_MAX_PARTS`` of them; 1 (not split) when splitting is off or the job is small."""
+    if settings.split_runs <= 0:
+        return 1
+    return max(1, min(settings.split_max_parts, n_runs // settings.split_runs))
+
+
+def time_limit_error(settings: Settings) -> dict[str, Any]:
+    """The ``error`` of a job over its time limit."""
+    limit = settings.job_time_limit_seconds
+    return jobs.error_detail(
+        "time-limit", f"the job ran longer than its limit of {limit:g} s (EVALSERVE_JOB_TIME_LIMIT_SECONDS)")
+
+
+def failure(exc: BaseException, settings: Settings, time_limit_errors: tuple[type[BaseException], ...] = (),
+            job_id: str = "") -> dict[str, Any]:
+    """The ``error`` of a job that raised ``exc``: input problems, bad measures or requests, the time limit, or
+    (a bug) an internal error."""
+    if isinstance(exc, NothingScored):  # the inputs fit no topic: fail rather than store means of 0
+        return jobs.error_detail("no-topics-scored", str(exc), [p.as_dict() for p in exc.problems])
+    if isinstance(exc, InputError):
+        return jobs.error_detail("invalid-input", str(exc), [p.as_dict() for p in exc.problems])
+    if isinstance(exc, MeasureError):
+        return jobs.error_detail("invalid-measure", str(exc))
+    if isinstance(exc, (KeyError, ValueError)):  # a measure or option of a meta-evaluation the results lack
+        return jobs.error_detail("invalid-request", str(exc).strip("'\""))
+    if isinstance(exc, time_limit_errors):
+        return time_limit_error(settings)
+    log.error("job %s failed", job_id, exc_info=exc)  # a bug: record it on the job rather than leave it running
+    return jobs.error_detail("internal-error", f"{type(exc).__name__}: {exc}")
 
 
 def _evaluate(ctx: WorkerContext, claim: jobs.Claim, lease: Lease) -> dict[str, Any]:
@@ -188,15 +219,12 @@ def _run_evaluation(ctx: WorkerContext, claim: jobs.Claim, lease: Lease) -> Repo
         collection = s.get(Collection, claim.collection_id)
         assert collection is not None
         files = collection_files(s, ctx.blobs, collection, ctx.settings.decode_limits)
-        runs = []
-        for run_id in request["runs"]:
-            record = s.get(RunRecord, run_id)
-            assert record is not None
-            runs.append(Blob.from_bytes(ctx.blobs.get(s, record.sha256), record.filename, ctx.settings.decode_limits))
+    runs = StoredRuns(ctx, request["runs"])  # read one at a time, as load_inputs reaches each
     started = time.monotonic()
     # reading the runs is the first half of the work, evaluating them the second
     inputs = load_inputs(files.qrels, runs, qrels_format=files.qrels_format, intent_weights=files.intent_weights,
                          side=files.side, progress=lambda stage, f: lease.progress(stage, 0.5 * f))
+    inputs.files = input_files(files, runs)  # runs parsed from a file are not hashed by load_inputs
     report = run_evaluation(inputs, request["measures"], ties=request["ties"], topics=request["topics"],
                             progress=lambda stage, f: lease.progress(stage, 0.5 + 0.5 * f))
     log.info("job %s: %d runs in %.2fs", claim.job_id, len(runs), time.monotonic() - started)

@@ -10,11 +10,12 @@ from celery.exceptions import SoftTimeLimitExceeded
 from sqlalchemy.exc import OperationalError
 
 from service import webhooks
-from workers.celery_app import DELIVER_WEBHOOK_TASK, EVALUATE_TASK, app
+from workers.celery_app import DELIVER_WEBHOOK_TASK, EVALUATE_PART_TASK, EVALUATE_TASK, app
 from workers.context import context_for
 from workers.heartbeat import install as install_heartbeat
 from workers.recovery import install as install_sweeper
 from workers.runner import run_job
+from workers.split import run_part
 from workers.time_limit import time_limit
 
 
@@ -27,6 +28,15 @@ def evaluate(self: Any, job_id: str) -> str:
     soft = ctx.settings.job_time_limit_seconds
     with time_limit(soft, soft + 60):
         return run_job(ctx, job_id, (SoftTimeLimitExceeded,))
+
+
+@app.task(name=EVALUATE_PART_TASK, bind=True, acks_late=True, reject_on_worker_lost=True,
+          autoretry_for=(OperationalError,), retry_backoff=True, retry_backoff_max=60, max_retries=10)
+def evaluate_part(self: Any, job_id: str, index: int) -> str:
+    """Run part ``index`` of split job ``job_id`` (``workers.split``) under what is left of the job's time
+    limits; the part that finishes last merges the job."""
+    ctx = context_for(self.app)
+    return run_part(ctx, job_id, index, (SoftTimeLimitExceeded,), lambda soft: time_limit(soft, soft + 60))
 
 
 @app.task(name=DELIVER_WEBHOOK_TASK, bind=True, acks_late=True, reject_on_worker_lost=True,

@@ -191,7 +191,8 @@ def lease_owner_pid(served: Served, job_id: str) -> int | None:
 def test_killed_idle_and_busy_workers_are_replaced_and_nothing_stalls(
         tmp_path: Path, trec: dict[str, Path], shared_data: Path, capsys: pytest.CaptureFixture[str]) -> None:
     expected = offline(trec, capsys)
-    with serve(tmp_path, "--concurrency", "2") as served, served.client() as http:
+    # unsplit, so one worker holds the heavy job (tests/service/test_split_live.py kills a split job's worker)
+    with serve(tmp_path, "--concurrency", "2", EVALSERVE_SPLIT_RUNS="0") as served, served.client() as http:
         wait_for(lambda: health(served.url)[1]["workers"]["alive"] == 2, 30, "two live workers")
         idle = served.evaluation_workers()
         assert len(idle) == 2, served.children()

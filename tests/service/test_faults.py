@@ -58,7 +58,8 @@ def _reference(http: httpx.Client, files: dict[str, Path], service: LiveService)
 @pytest.mark.parametrize("backend", ["embedded", "redis-postgres"])
 def test_a_worker_killed_mid_job_loses_nothing(stack: Callable[..., LiveService], files: dict[str, Path],
                                                backend: str) -> None:
-    service = stack(backend, **FAST_RECOVERY)
+    # unsplit: one worker holds the whole job (test_split_live.py kills the worker of a split job's part)
+    service = stack(backend, **FAST_RECOVERY, EVALSERVE_SPLIT_RUNS="0")
     service.start_api()
     with service.client() as http:
         job_id = _heavy_job(http, files, copies=30)
@@ -167,7 +168,7 @@ def test_a_submission_while_the_broker_is_down_is_kept_and_run_later(
 
 def test_a_running_job_reports_progress_and_can_be_cancelled(stack: Callable[..., LiveService],
                                                              files: dict[str, Path]) -> None:
-    service = stack("embedded", **FAST_RECOVERY)
+    service = stack("embedded", **FAST_RECOVERY, EVALSERVE_SPLIT_RUNS="0")  # per-run stages of one worker
     service.start_api()
     with service.client() as http:
         job_id = _heavy_job(http, files, copies=80)

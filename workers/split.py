@@ -1,0 +1,288 @@
+"""One evaluation job's runs over several workers: the job is cut into parts (contiguous slices of its runs),
+each part is a broker message any worker may take, and the part that finishes last merges the parts' outcomes
+into exactly the document (or the error) one worker would have produced.
+
+Why a database join rather than a Celery chord: a chord needs a result backend and its callback is lost with
+the worker that would have run it; the database is already the durable record of jobs. Parts are rows
+(``job_parts``) claimed under leases like jobs, so a killed worker's part is re-run (the sweeper republishes it
+once its lease runs out), a duplicated message is harmless, and the merge is taken by one conditional UPDATE of
+the job's row: exactly one finisher merges, and if it dies the job's lease runs out and whoever claims the job
+again finds every part final and merges. Every part reads the judgments itself (a collection is parsed in tens
+of milliseconds, far less than sharing a parsed copy would cost to store and load).
+
+What one worker reports is rebuilt from the parts in their order: result runs, ``meta.inputs`` (judgment files,
+then run files), ``meta.warnings`` (judgment and run-reading warnings, then each run's fit warnings), tags; and
+for a failed job the same precedence as ``evaluation.pipeline``: reading problems of every file first, then
+duplicate run names, then runs with no judged topic (all of them), then the first part's other error.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import time
+from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager
+from typing import Any, cast
+
+from sqlalchemy.exc import OperationalError
+
+from evaluation.pipeline import Inputs, NothingScored, check_run_names, load_inputs, run_evaluation
+from evaluation.problems import InputError, Problem
+from evaluation.report import Report
+from service import callbacks, job_parts, jobs
+from service.collection_files import collection_files
+from service.models import Collection
+from workers.celery_app import EVALUATE_PART_TASK
+from workers.context import WorkerContext
+from workers.runner import Lease, Stop, announce, failure, split_into, time_limit_error, worker_name
+from workers.stored_runs import StoredRuns
+
+log = logging.getLogger(__name__)
+
+def slices(runs: Sequence[str], n_parts: int) -> list[list[str]]:
+    """``runs`` cut into ``n_parts`` contiguous slices whose sizes differ by at most one, in order."""
+    size, extra = divmod(len(runs), n_parts)
+    out, start = [], 0
+    for i in range(n_parts):
+        stop = start + size + (1 if i < extra else 0)
+        out.append(list(runs[start:stop]))
+        start = stop
+    return out
+
+
+def coordinate(ctx: WorkerContext, claim: jobs.Claim) -> str:
+    """Split a claimed job into parts and publish them (an earlier attempt's parts are reused, and merged at
+    once if they are all final); returns what happened."""
+    runs = list(claim.request["runs"])
+    job_parts.create(ctx.db, claim.job_id, slices(runs, split_into(ctx.settings, len(runs))))
+    pending = job_parts.unfinished(ctx.db, claim.job_id)
+    if not pending:
+        return merge_and_finish(ctx, claim)
+    if not job_parts.hand_over(ctx.db, claim, ctx.settings.lease_seconds, len(job_parts.parts(ctx.db, claim.job_id))):
+        return "lost"
+    publish(ctx, claim.job_id, pending)
+    log.info("job %s: split into parts, %d to run", claim.job_id, len(pending))
+    return "split"
+
+
+def publish(ctx: WorkerContext, job_id: str, indexes: list[int]) -> None:
+    """Send one message per part; a failed publish is repaired by the sweeper (``job_parts.sweep``)."""
+    if ctx.celery is None:
+        return
+    try:
+        for index in indexes:
+            ctx.celery.send_task(EVALUATE_PART_TASK, args=[job_id, index], queue=ctx.settings.queue)
+    except Exception as exc:
+        log.warning("could not publish the parts of job %s (%s); the sweeper will", job_id, exc)
+        return
+    job_parts.mark_published(ctx.db, job_id, indexes)
+
+
+def run_part(ctx: WorkerContext, job_id: str, index: int, time_limit_errors: tuple[type[BaseException], ...] = (),
+             limit: Callable[[float], AbstractContextManager[None]] | None = None) -> str:
+    """Run part ``index`` of ``job_id`` if this worker can claim it, then merge the job if it was the last;
+    returns what happened to the part. ``limit(seconds)``: the time limit to run the part under (the task's:
+    ``workers.time_limit``), given what is left of the job's (``EVALSERVE_JOB_TIME_LIMIT_SECONDS`` covers every
+    part: a part that starts after it has passed fails at once)."""
+    settings = ctx.settings
+    claim = job_parts.claim(ctx.db, job_id, index, worker_name(), settings.lease_seconds, settings.max_attempts)
+    if isinstance(claim, str):
+        if claim == "gave-up":
+            merge_if_last(ctx, job_id)
+        return claim
+    left = settings.job_time_limit_seconds - claim.job_seconds()
+    if left <= 0:
+        state = "failed"
+        if not job_parts.finish(ctx.db, claim, state, error={"phase": "other", "detail": time_limit_error(settings)}):
+            return "lost"
+    else:
+        with limit(left) if limit is not None else contextlib.nullcontext():
+            state = _run_claimed_part(ctx, claim, time_limit_errors)
+        if state not in ("succeeded", "failed"):
+            return state
+    merge_if_last(ctx, job_id)
+    return state
+
+
+def _run_claimed_part(ctx: WorkerContext, claim: job_parts.PartClaim,
+                      time_limit_errors: tuple[type[BaseException], ...]) -> str:
+    settings, job_id = ctx.settings, claim.job_id
+    with Lease(ctx, name=f"{job_id}.{claim.index}", renew=lambda stage, fraction: job_parts.heartbeat(
+            ctx.db, claim, settings.lease_seconds, stage, fraction)) as lease:
+        try:
+            outcome = _evaluate_part(ctx, claim, lease, time_limit_errors)
+            with ctx.db.session() as s:
+                sha = ctx.blobs.put(s, json.dumps(outcome, separators=(",", ":")).encode())
+            state = "failed" if outcome.get("error") else "succeeded"
+            if not job_parts.finish(ctx.db, claim, state, result_sha256=sha, error=outcome["error"]):
+                return "lost"
+            return state
+        except Stop as stop:
+            if stop.reason == "cancelled":
+                job_parts.cancel_job(ctx.db, job_id)
+                callbacks.announce(ctx.db, ctx.celery, job_id)
+                return "cancelled"
+            return "lost"
+        except OperationalError:
+            job_parts.release(ctx.db, claim)
+            raise  # the task retries with backoff
+        except Exception as exc:  # over the time limit, or a bug: the part fails and the job with it
+            error = {"phase": "other", "detail": failure(exc, settings, time_limit_errors, job_id)}
+            return "failed" if job_parts.finish(ctx.db, claim, "failed", error=error) else "lost"
+
+
+def merge_if_last(ctx: WorkerContext, job_id: str) -> str | None:
+    """Merge the job if every part is final and no other worker is merging it."""
+    claim = job_parts.take_for_merge(ctx.db, job_id, worker_name(), ctx.settings.lease_seconds)
+    return merge_and_finish(ctx, claim) if claim is not None else None
+
+
+def merge_and_finish(ctx: WorkerContext, claim: jobs.Claim) -> str:
+    """Merge the parts' outcomes and record the job's: its result document, or the error one worker would give."""
+    with Lease(ctx, claim):
+        try:
+            with ctx.db.session() as s:
+                outcomes = [json.loads(ctx.blobs.get(s, part.result_sha256)) if part.result_sha256 else
+                            _failed(part.error or {"phase": "other", "detail": jobs.error_detail(
+                                "internal-error", f"part {part.index + 1} stopped without a result")})
+                            for part in job_parts.parts(ctx.db, claim.job_id)]
+            merged = merge(outcomes)
+            if "error" in merged:
+                state, done = "failed", jobs.finish(ctx.db, claim, "failed", error=merged["error"])
+            else:
+                with ctx.db.session() as s:
+                    sha = ctx.blobs.put(s, json.dumps(merged["document"], separators=(",", ":")).encode())
+                state, done = "succeeded", jobs.finish(ctx.db, claim, "succeeded", result_sha256=sha)
+        except OperationalError:
+            jobs.release(ctx.db, claim, "database unavailable")
+            raise
+        except Exception as exc:  # a bug: fail the job rather than merge it again and again
+            state, done = "failed", jobs.finish(ctx.db, claim, "failed", error=failure(exc, ctx.settings))
+    if not done:
+        return "lost"
+    announce(ctx, claim.job_id)
+    callbacks.announce(ctx.db, ctx.celery, claim.job_id)  # the job's callback_url, as one worker's ending sends it
+    return state
+
+
+def _failed(error: dict[str, Any] | None) -> dict[str, Any]:
+    """A part's outcome before it has read anything (with ``error``: of a part that failed that early)."""
+    return {"judgments": {"files": [], "problems": [], "omitted": 0},
+            "runs": {"files": [], "names": [], "problems": [], "omitted": 0},
+            "fit_warnings": [], "document": None, "error": error}
+
+
+# --- one part ---------------------------------------------------------------------------------------------------
+
+def _evaluate_part(ctx: WorkerContext, claim: job_parts.PartClaim, lease: Lease,
+                   time_limit_errors: tuple[type[BaseException], ...]) -> dict[str, Any]:
+    """A part's outcome: what it read (files and problems) and either its partial report or its error."""
+    request = claim.request
+    outcome = _failed(None)
+    lease.progress("reading judgments", 0.0)
+    with ctx.db.session() as s:
+        collection = s.get(Collection, claim.collection_id)
+        assert collection is not None
+        files = collection_files(s, ctx.blobs, collection, ctx.settings.decode_limits)
+    try:
+        judged = load_inputs(files.qrels, [], qrels_format=files.qrels_format, intent_weights=files.intent_weights,
+                             side=files.side)
+    except InputError as exc:
+        outcome["judgments"].update(problems=[p.as_dict() for p in exc.problems], omitted=exc.omitted)
+        outcome["error"] = {"phase": "read", "detail": failure(exc, ctx.settings)}
+        return outcome
+    outcome["judgments"].update(files=list(judged.files.items()), problems=[p.as_dict() for p in judged.warnings])
+    started = time.monotonic()
+    runs = []
+    read = outcome["runs"]
+    stored = StoredRuns(ctx, claim.runs)
+    for i, blob in enumerate(stored):
+        lease.progress(f"reading run {i + 1} of {len(claim.runs)}", 0.5 * i / len(claim.runs))
+        try:  # one run at a time, so that each run's problems are known apart from the judgments'
+            one = load_inputs(judged.qrels, [blob], intent_weights=judged.intent_weights,
+                              side=cast(Any, judged.side.values))
+        except InputError as exc:
+            read["problems"] += [p.as_dict() for p in exc.problems]
+            read["omitted"] += exc.omitted
+            continue
+        runs += one.runs
+        read["files"].append(stored.inputs[i])  # also for a run parsed from a file (load_inputs has no hash)
+        read["names"] += [r.name for r in one.runs]
+        read["problems"] += [p.as_dict() for p in one.warnings]
+    if any(p["severity"] == "error" for p in read["problems"]) or read["omitted"]:
+        problems = [_problem(p) for p in [*outcome["judgments"]["problems"], *read["problems"]]]
+        outcome["error"] = {"phase": "read", "detail": failure(InputError(problems, read["omitted"]), ctx.settings)}
+        return outcome
+    inputs = Inputs(judged.qrels, runs, judged.intent_weights, judged.side)
+    try:
+        report = run_evaluation(inputs, request["measures"], ties=request["ties"], topics=request["topics"],
+                                progress=lambda stage, f: lease.progress(stage, 0.5 + 0.5 * f))
+    except Stop:
+        raise
+    except OperationalError:
+        raise
+    except Exception as exc:
+        phase = "scored" if isinstance(exc, NothingScored) else "other"
+        unscored = [p.as_dict() for p in exc.problems] if isinstance(exc, NothingScored) else []
+        outcome["error"] = {"phase": phase, "problems": unscored,
+                            "detail": failure(exc, ctx.settings, time_limit_errors, claim.job_id)}
+        return outcome
+    outcome["fit_warnings"] = [w.as_dict() for s in report.scores for w in s.warnings]
+    outcome["document"] = Report(report.scores, report.measures, report.ties, report.topics, {}, (),
+                                 report.canonical, report.tags).as_json(per_topic=True)
+    log.info("job %s part %d: %d runs in %.2fs", claim.job_id, claim.index, len(runs), time.monotonic() - started)
+    return outcome
+
+
+# --- merging ----------------------------------------------------------------------------------------------------
+
+def merge(outcomes: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """The parts' outcomes (in order) as one worker's: ``{"document": ...}`` or ``{"error": ...}``."""
+    judgments = outcomes[0]["judgments"]
+    read = [*judgments["problems"], *(p for o in outcomes for p in o["runs"]["problems"])]
+    omitted = judgments["omitted"] + sum(o["runs"]["omitted"] for o in outcomes)
+    if omitted or any(p["severity"] == "error" for p in read):
+        return {"error": failure(InputError([_problem(p) for p in read], omitted), _NO_SETTINGS)}
+    try:
+        check_run_names(cast(Any, [_Named(n) for o in outcomes for n in o["runs"]["names"]]))
+    except InputError as exc:
+        return {"error": failure(exc, _NO_SETTINGS)}
+    unscored = [p for o in outcomes if (o.get("error") or {}).get("phase") == "scored" for p in o["error"]["problems"]]
+    if unscored:
+        return {"error": failure(NothingScored([_problem(p) for p in unscored]), _NO_SETTINGS)}
+    for o in outcomes:
+        if o.get("error"):
+            return {"error": o["error"]["detail"]}
+    documents = [o["document"] for o in outcomes]
+    first = documents[0]
+    inputs: dict[str, str] = {}
+    for label, sha in [*judgments["files"], *(pair for o in outcomes for pair in o["runs"]["files"])]:
+        inputs[label] = sha
+    warnings = [p for p in read if p["severity"] == "warning"] + [w for o in outcomes for w in o["fit_warnings"]]
+    meta = dict(first["meta"])
+    meta["inputs"] = inputs
+    meta["warnings"] = warnings
+    meta["tags"] = {run: tag for d in documents for run, tag in d["meta"]["tags"].items()}
+    return {"document": {"meta": meta, "runs": {run: v for d in documents for run, v in d["runs"].items()}}}
+
+
+class _Named:
+    """A run as ``check_run_names`` sees it: its name."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+
+def _problem(d: dict[str, Any]) -> Problem:
+    return Problem(d["code"], d["message"], d["severity"], d.get("line"), d.get("column"), d.get("source"))
+
+
+class _NoSettings:
+    """``failure`` reads settings only for the time limit, which merging never reports anew."""
+
+    job_time_limit_seconds = 0.0
+
+
+_NO_SETTINGS: Any = _NoSettings()
