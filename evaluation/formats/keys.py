@@ -141,10 +141,33 @@ def byte_order_keys(values: np.ndarray) -> list[U64Array]:
 
 
 def has_duplicates(group: IntArray, hashes: U64Array) -> bool:
-    """Whether two rows might share (group, value), given each value's ``hash_words``: False is certain."""
+    """Whether two rows might share (group, value), given each value's ``hash_words``: False is certain.
+
+    Scatters every key into a table of about twice as many slots: a row that keeps its slot has no equal key
+    elsewhere; a row that loses it is compared with the slot's winner and, when their keys differ, scattered
+    again with another multiplier. About 1.3 scatters per row instead of a sort (several times faster).
+    """
     if hashes.size < 2:
         return False
     key = hashes + group.astype(np.uint64) * GROUP_MULT
+    for mult in _WORD_MULT:  # a fresh slot function each round; each round keeps about a fifth of the rows
+        m = key.size
+        if m < 2:
+            return False
+        bits = max((2 * m - 1).bit_length(), 4)
+        slot = key * _U(mult)
+        slot >>= _U(64 - bits)
+        where = slot.astype(np.intp)
+        table = np.empty(1 << bits, dtype=np.int32)  # only slots written below are read
+        rows = np.arange(m, dtype=np.int32)
+        table[where] = rows  # of several rows on one slot, one is kept
+        winner = table[where]
+        lost = np.flatnonzero(winner != rows)
+        if lost.size == 0:
+            return False
+        if bool((key[winner[lost]] == key[lost]).any()):
+            return True
+        key = key[lost]
     key.sort()
     return bool((key[1:] == key[:-1]).any())
 
