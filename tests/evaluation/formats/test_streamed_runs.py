@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import gzip
 import hashlib
+from itertools import pairwise
 from pathlib import Path
 
 import numpy as np
@@ -43,7 +44,7 @@ def test_streamed_run_equals_the_whole_file_read(tmp_path: Path, members: int) -
     data = text
     if members:
         cuts = np.linspace(0, len(text), members + 1).astype(int)
-        data = b"".join(gzip.compress(text[a:b]) for a, b in zip(cuts[:-1], cuts[1:]))
+        data = b"".join(gzip.compress(text[a:b]) for a, b in pairwise(cuts))
     path = tmp_path / ("run.txt.gz" if members else "run.txt")
     path.write_bytes(data)
     parsed, sha = parse_run_file(RunFile(str(path)))
