@@ -88,7 +88,7 @@ _MANY_HEADS = 4096  # above this many runs, labels of one word are found by scat
 def _position_in(unique: U64Array, values: U64Array) -> IntArray:
     """Index of each value in ``unique`` (sorted, holding every value): one table lookup each when a slot
     function without collisions on ``unique`` is found among a few, else a binary search."""
-    bits = max((4 * unique.size - 1).bit_length(), 4)
+    bits = max((2 * unique.size * unique.size).bit_length(), 4)  # collision-free for most multipliers
     if bits <= 20:
         for mult in _WORD_MULT:
             slot = (unique * _U(mult)) >> _U(64 - bits)

@@ -58,7 +58,7 @@ _CHUNK_MAX = 1 << 21
 _LINE_ROOM = 1 << 16  # spare room in the read buffer for a line cut at the end of a read
 _READ_MIN = 1 << 23  # read buffer size, bytes
 _READ_MAX = 1 << 24
-_HASH_ASIDE = 1 << 20  # reads at least this large are hashed on a second thread while they are parsed
+_HASH_ASIDE = 1 << 22  # reads at least this large are hashed on a second thread while they are parsed
 _DOCNO_MAX = 256  # longer docnos take the general path (which bounds the padded docno column)
 
 
