@@ -79,12 +79,14 @@ def parse_run(source: SourceLike, name: str | None = None) -> Parsed[Run]:
 
 @dataclass(frozen=True)
 class RunFile:
-    """A run to be read straight from a file (plain or gzip) in bounded memory, under ``limits``; ``run_name``
-    defaults to the file name without ``.gz`` (what ``parse_run`` names it)."""
+    """A run to be read straight from a file (plain or gzip) in bounded memory, under ``limits``: from ``path``,
+    or from ``data`` (then ``path`` only names it); ``run_name`` defaults to the file name without ``.gz``
+    (what ``parse_run`` names it)."""
 
     path: str
     run_name: str | None = None
     limits: DecodeLimits = DEFAULT_LIMITS
+    data: bytes | None = None  # the file's bytes as stored (e.g. a stored blob), read instead of ``path``
 
     @property
     def name(self) -> str:
@@ -102,14 +104,21 @@ def parse_run_file(source: RunFile) -> tuple[Parsed[Run], str | None]:
     label = source.path
     name = source.run_name or (display_name(label) if not label.startswith("<") else label)
     hasher = hashlib.sha256()
+    if source.data is None:
+        chunks = _file_chunks(label, source.limits, hasher)
+    else:
+        chunks = _bytes_chunks(source.data, source.limits, hasher)
     try:
-        streamed = _parse_plain(_file_chunks(label, source.limits, hasher), name, source.limits)
+        streamed = _parse_plain(chunks, name, source.limits)
     except _NotTaken:
         streamed = None
     if streamed is not None:
         return Parsed.from_log(streamed, ProblemLog(source=label)), hasher.hexdigest()
     try:
-        blob = load(label, limits=source.limits)
+        if source.data is None:
+            blob = load(label, limits=source.limits)
+        else:
+            blob = Blob.from_bytes(source.data, label, source.limits)
     except InputError as exc:
         return Parsed(None, tuple(exc.problems)), None
     log = ProblemLog(source=blob.name)
@@ -159,6 +168,7 @@ def _parse(blob: Blob, name: str, log: ProblemLog) -> Run:
 
 
 Chunks = Iterator[tuple[np.ndarray, int, int]]
+_Source = io.FileIO | io.BytesIO  # what the block reader reads from: a file, or a file's bytes in memory
 
 
 class _NotTaken(Exception):
@@ -208,39 +218,58 @@ def _file_chunks(path: str, limits: DecodeLimits = DEFAULT_LIMITS, hasher: Any =
             return
         if not magic or info.st_size > limits.max_bytes:
             return
-        source: _Plain | _Inflating
-        if magic == GZIP_MAGIC:
-            source, size = _Inflating(handle, hasher, limits.max_bytes), _READ_MAX
-        else:
-            source, size = _Plain(handle, hasher), info.st_size
-        buf = np.empty(min(max(size + _LINE_ROOM, _READ_MIN), _READ_MAX), dtype=np.uint8)
-        kept = 0  # bytes of an unfinished line carried over from the previous read
-        first = True
-        while True:
-            got = source.readinto(buf[kept:].data)
-            filled = kept + got
-            if first:
-                head = bytes(buf[: min(filled, 3)])
-                if not head or head.startswith(GZIP_MAGIC) or UTF8_BOM.startswith(head[:3]):
-                    return
-                first = False
-            if not got:
-                if filled:
-                    yield from _line_spans(buf, 0, filled)
+        yield from _stream_chunks(handle, magic == GZIP_MAGIC, info.st_size, limits, hasher)
+
+
+def _bytes_chunks(data: bytes, limits: DecodeLimits, hasher: Any) -> Chunks:
+    """``_file_chunks`` for a file's bytes already in memory: gzip is inflated a block at a time (the output is
+    never held whole), plain text is split where it lies."""
+    if len(data) > limits.max_bytes or not data:
+        return
+    if data.startswith(GZIP_MAGIC):
+        yield from _stream_chunks(io.BytesIO(data), True, len(data), limits, hasher)
+        return
+    if UTF8_BOM.startswith(data[:3]):
+        return
+    hasher.update(data)
+    yield from _memory_chunks(data)
+
+
+def _stream_chunks(handle: _Source, gzipped: bool, size: int, limits: DecodeLimits, hasher: Any) -> Chunks:
+    """The spans of whole lines read from ``handle`` (positioned at the start; ``size`` bytes as stored)."""
+    source: _Plain | _Inflating
+    if gzipped:
+        source, size = _Inflating(handle, hasher, limits.max_bytes), _READ_MAX
+    else:
+        source = _Plain(handle, hasher)
+    buf = np.empty(min(max(size + _LINE_ROOM, _READ_MIN), _READ_MAX), dtype=np.uint8)
+    kept = 0  # bytes of an unfinished line carried over from the previous read
+    first = True
+    while True:
+        got = source.readinto(buf[kept:].data)
+        filled = kept + got
+        if first:
+            head = bytes(buf[: min(filled, 3)])
+            if not head or head.startswith(GZIP_MAGIC) or UTF8_BOM.startswith(head[:3]):
                 return
-            end = _last_line_end(buf, filled)
-            if end == 0:  # a line longer than the buffer: make room and read on (up to the line cap)
-                if filled > limits.max_line_bytes:
-                    raise _NotTaken
-                if filled == buf.size:
-                    buf = np.concatenate((buf, np.empty(buf.size, dtype=np.uint8)))
-                kept = filled
-                continue
-            yield from _line_spans(buf, 0, end)
-            kept = filled - end
-            if isinstance(source, _Plain):
-                source.wait()
-            buf[:kept] = buf[end:filled]
+            first = False
+        if not got:
+            if filled:
+                yield from _line_spans(buf, 0, filled)
+            return
+        end = _last_line_end(buf, filled)
+        if end == 0:  # a line longer than the buffer: make room and read on (up to the line cap)
+            if filled > limits.max_line_bytes:
+                raise _NotTaken
+            if filled == buf.size:
+                buf = np.concatenate((buf, np.empty(buf.size, dtype=np.uint8)))
+            kept = filled
+            continue
+        yield from _line_spans(buf, 0, end)
+        kept = filled - end
+        if isinstance(source, _Plain):
+            source.wait()
+        buf[:kept] = buf[end:filled]
 
 
 class _Plain:
@@ -248,7 +277,7 @@ class _Plain:
     reads (``hashlib`` releases the GIL), so a block is hashed while it is parsed; ``wait`` before the block's
     bytes are overwritten."""
 
-    def __init__(self, handle: io.FileIO, hasher: Any) -> None:
+    def __init__(self, handle: _Source, hasher: Any) -> None:
         self._handle = handle
         self._hasher = hasher
         self._hashing: threading.Thread | None = None
@@ -280,7 +309,7 @@ class _Inflating:
     compressed bytes read to the hasher; damage, truncation, trailing bytes or more than ``max_bytes`` of
     output raise ``_NotTaken`` (the general reader then says which)."""
 
-    def __init__(self, handle: io.FileIO, hasher: Any, max_bytes: int) -> None:
+    def __init__(self, handle: _Source, hasher: Any, max_bytes: int) -> None:
         self._handle = handle
         self._hasher = hasher
         self._left = max_bytes

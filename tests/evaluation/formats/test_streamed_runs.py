@@ -21,6 +21,7 @@ from evaluation.formats.lexer import words_of
 from evaluation.formats.source import DecodeLimits
 from evaluation.formats.trec_run import RunFile, parse_run_file
 from evaluation.model import Run
+from evaluation.problems import InputError
 from evaluation.ranking import _by_score
 
 
@@ -38,8 +39,9 @@ def _same(a: Run, b: Run) -> None:
         assert np.array_equal(getattr(a, field), getattr(b, field)), field
 
 
+@pytest.mark.parametrize("from_bytes", [False, True], ids=["path", "bytes"])
 @pytest.mark.parametrize("members", [0, 1, 3], ids=["plain", "gzip", "gzip-3-members"])
-def test_streamed_run_equals_the_whole_file_read(tmp_path: Path, members: int) -> None:
+def test_streamed_run_equals_the_whole_file_read(tmp_path: Path, members: int, from_bytes: bool) -> None:
     text = _lines(40, 3_000)  # ~1.4 MB: several read blocks and chunks
     data = text
     if members:
@@ -47,7 +49,7 @@ def test_streamed_run_equals_the_whole_file_read(tmp_path: Path, members: int) -
         data = b"".join(gzip.compress(text[a:b]) for a, b in pairwise(cuts))
     path = tmp_path / ("run.txt.gz" if members else "run.txt")
     path.write_bytes(data)
-    parsed, sha = parse_run_file(RunFile(str(path)))
+    parsed, sha = parse_run_file(RunFile(str(path), data=data if from_bytes else None))
     whole = load(str(path))
     _same(parsed.unwrap(), parse_run(whole).unwrap())
     assert parsed.unwrap().name == "run.txt"
@@ -97,6 +99,24 @@ def test_decode_limits_still_apply(tmp_path: Path, pack: object) -> None:
         assert [p.code for p in parsed.problems] == [code]
     exact = DecodeLimits(max_bytes=len(text), max_lines=400)
     assert parse_run_file(RunFile(str(path), limits=exact))[0].value is not None
+
+
+@pytest.mark.parametrize("pack", [lambda b: b, gzip.compress], ids=["plain", "gzip"])
+@pytest.mark.parametrize("mangle", [lambda b: b"\xef\xbb\xbf" + b, lambda b: b[:-9], lambda b: b + b"x\0y\n"],
+                         ids=["byte-order-mark", "cut", "nul"])
+def test_bytes_read_like_a_blob(pack: object, mangle: object) -> None:
+    data = mangle(pack(_lines(3, 50)))  # type: ignore[operator]
+    parsed, sha = parse_run_file(RunFile("r.run", data=data))
+    try:
+        expected = parse_run(Blob.from_bytes(data, "r.run"))
+    except InputError as exc:
+        assert sha is None and parsed.problems == tuple(exc.problems)
+        return
+    assert sha == hashlib.sha256(data).hexdigest()
+    assert [p.code for p in parsed.problems] == [p.code for p in expected.problems]
+    if expected.value is not None:
+        assert parsed.value is not None
+        _same(parsed.value, expected.value)
 
 
 def test_problems_and_missing_files_take_the_general_path(tmp_path: Path) -> None:
