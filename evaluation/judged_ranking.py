@@ -243,6 +243,12 @@ def _segment_ids(offsets: IntArray) -> IntArray:
 
 
 def _positions(offsets: IntArray) -> IntArray:
-    """1-based position of each element within its segment."""
+    """1-based position of each element within its segment: running sums of ones, each segment's first one
+    lowered by the length of the segment before it (one array, filled in place)."""
     total = int(offsets[-1]) if offsets.size else 0
-    return np.arange(total, dtype=np.int64) - np.repeat(offsets[:-1], np.diff(offsets)) + 1
+    out = np.ones(total, dtype=np.int64)
+    counts = np.diff(offsets)
+    filled = counts > 0
+    out[offsets[:-1][filled][1:]] -= counts[filled][:-1]
+    np.cumsum(out, out=out)
+    return out
