@@ -372,17 +372,15 @@ def _parse_plain(chunks: Chunks, name: str, limits: DecodeLimits = DEFAULT_LIMIT
 
     Usual layout: six fields per line, single-byte gaps, no comments or blank lines, one tag, fields of
     ordinary length, within the decode limits (line count and length). Chunks of whole lines keep every
-    intermediate array small (cache-resident, reused by the allocator), only the outputs are full length.
+    intermediate array small (cache-resident, reused by the allocator); each chunk's values go straight into
+    the run's columns (``_Column``), so the run is held once.
     Whenever anything would need a message -- a bad number, a duplicate, several tags -- this returns None and
     the general path reads (and reports) it.
     """
-    heads: list[np.ndarray] = []
+    heads: list[np.ndarray] = []  # per chunk, one entry per block of lines of one topic: small
     runs: list[np.ndarray] = []
-    docnos: list[np.ndarray] = []
-    scores: list[np.ndarray] = []
-    ranks: list[np.ndarray] = []
+    docnos, hashes, scores, ranks = _Column(), _Column(), _Column(), _Column()
     tag: np.ndarray | None = None
-    hashes: list[np.ndarray] = []
     lines = 0
     size = 0
     for buf, begin, end in chunks:
@@ -422,34 +420,72 @@ def _parse_plain(chunks: Chunks, name: str, limits: DecodeLimits = DEFAULT_LIMIT
         heads.append(topic[first])
         runs.append(np.diff(np.append(first, topic.shape[0])))
         docno = gather_words(buf, starts[2], lengths[2], -(-longest[2] // 8))
-        docnos.append(docno)
-        hashes.append(hash_words(docno))
-        scores.append(score)
-        ranks.append(rank)
+        if lines * 8 * max(docno.shape[1], docnos.width) > max(PADDED_MIN, PADDED_FACTOR * size):
+            return None  # a few long docnos among many lines: the general path refuses it (field-too-long)
+        docnos.add(docno)
+        hashes.add(hash_words(docno))
+        scores.add(score)
+        ranks.add(rank)
     if not heads:
         return None
     topics, topic_of = intern_runs(_joined(heads), _joined(runs))
-    width = max(d.shape[1] for d in docnos)
-    if topic_of.size * 8 * width > max(PADDED_MIN, PADDED_FACTOR * size):
-        return None  # a few long docnos among many lines: the general path refuses it (field-too-long)
-    words = np.zeros((topic_of.size, width), dtype=np.uint64)
-    at = 0
-    docnos.reverse()
-    while docnos:  # each chunk's words are released once copied: the run is never held twice
-        d = docnos.pop()
-        words[at : at + d.shape[0], : d.shape[1]] = d
-        at += d.shape[0]
-    docno = words.view(f"S{8 * width}").reshape(-1)
+    words = docnos.values()
+    docno = words.view(f"S{8 * words.shape[1]}").reshape(-1)
     docno.flags.writeable = False  # its hashes are kept (Run.derived) for the join with the qrels
-    docno_hash = _joined(hashes)
+    docno_hash = hashes.values()
     if has_duplicates(topic_of, docno_hash):
         return None
     assert tag is not None
     label = decode(tag.view("S32"))
-    run = Run(name, topics, topic_of, docno, _joined(scores), _joined(ranks), tuple(label), True)
+    run = Run(name, topics, topic_of, docno, scores.values(), ranks.values(), tuple(label), True)
     docno_hash.flags.writeable = False
     run.derived[DOCNO_HASHES] = docno_hash
     return run
+
+
+class _Column:
+    """One column of a run (1-D values, or rows of docno words) filled chunk by chunk into one array whose
+    capacity doubles when full. Capacity never written costs no memory (the pages are never touched), so the
+    column is held once, not once per chunk and again joined; narrower rows of words are zero padded."""
+
+    def __init__(self) -> None:
+        self._data: np.ndarray | None = None
+        self._size = 0
+
+    @property
+    def width(self) -> int:
+        """Words per row so far (0 before the first chunk, or for 1-D values)."""
+        return 0 if self._data is None or self._data.ndim == 1 else int(self._data.shape[1])
+
+    def add(self, values: np.ndarray) -> None:
+        """Append a chunk's values."""
+        n, need = values.shape[0], self._size + values.shape[0]
+        data = self._data
+        if data is None or need > data.shape[0] or (values.ndim == 2 and values.shape[1] > data.shape[1]):
+            if data is None:
+                capacity = max(need, 16 * n)
+            else:
+                capacity = max(need, 2 * data.shape[0]) if need > data.shape[0] else data.shape[0]
+            shape = (capacity,) if values.ndim == 1 else (capacity, max(values.shape[1], self.width))
+            grown = np.empty(shape, dtype=values.dtype)
+            if data is not None:
+                if values.ndim == 2:
+                    grown[: self._size, data.shape[1] :] = 0
+                    grown[: self._size, : data.shape[1]] = data[: self._size]
+                else:
+                    grown[: self._size] = data[: self._size]
+            self._data = data = grown
+        if values.ndim == 2:
+            data[self._size : need, : values.shape[1]] = values
+            data[self._size : need, values.shape[1] :] = 0
+        else:
+            data[self._size : need] = values
+        self._size = need
+
+    def values(self) -> np.ndarray:
+        """The column (a view of its first rows)."""
+        assert self._data is not None
+        return self._data[: self._size]
 
 
 def _joined(parts: list[np.ndarray]) -> np.ndarray:

@@ -33,6 +33,12 @@ def _lines(n_topics: int, depth: int, seed: int = 7) -> bytes:
     return "".join(rows).encode()
 
 
+def _general(data: bytes, name: str) -> Run:
+    """The run as the general reader (``tokenize``/``select_rows``) reads it: a leading comment line turns the
+    streaming fast path down."""
+    return parse_run(Blob.from_bytes(b"# general path\n" + data, name)).unwrap()
+
+
 def _same(a: Run, b: Run) -> None:
     assert (a.name, a.topics, a.tags, a.ranks_valid) == (b.name, b.topics, b.tags, b.ranks_valid)
     for field in ("topic", "docno", "score", "rank"):
@@ -52,8 +58,18 @@ def test_streamed_run_equals_the_whole_file_read(tmp_path: Path, members: int, f
     parsed, sha = parse_run_file(RunFile(str(path), data=data if from_bytes else None))
     whole = load(str(path))
     _same(parsed.unwrap(), parse_run(whole).unwrap())
+    _same(parsed.unwrap(), _general(text, str(path)))
     assert parsed.unwrap().name == "run.txt"
     assert sha == hashlib.sha256(data).hexdigest() == whole.sha256
+
+
+def test_docnos_widening_in_a_later_chunk_are_padded(tmp_path: Path) -> None:
+    short = "".join(f"{t} Q0 d{i} {i + 1} {1e6 - i} tag\n" for t in range(1, 30) for i in range(2_000))
+    long = "".join(f"{t} Q0 a-much-longer-document-id-{i:06d} {i + 1} {1e6 - i} tag\n"
+                   for t in range(30, 50) for i in range(2_000))
+    path = tmp_path / "widening.run"
+    path.write_text(short + long)  # ~3 MB: the wider docnos start in a later chunk
+    _same(parse_run_file(RunFile(str(path)))[0].unwrap(), _general(path.read_bytes(), str(path)))
 
 
 def test_unsorted_lines_stream_too(tmp_path: Path) -> None:
@@ -61,7 +77,7 @@ def test_unsorted_lines_stream_too(tmp_path: Path) -> None:
     shuffled = b"".join(lines[i] for i in np.random.default_rng(3).permutation(len(lines)))
     path = tmp_path / "shuffled.run"
     path.write_bytes(shuffled)
-    _same(parse_run_file(RunFile(str(path)))[0].unwrap(), parse_run(Blob.from_bytes(shuffled, str(path))).unwrap())
+    _same(parse_run_file(RunFile(str(path)))[0].unwrap(), _general(shuffled, str(path)))
 
 
 @pytest.mark.parametrize(
