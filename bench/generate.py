@@ -291,10 +291,11 @@ _MSMARCO_BLOCK = 250  # topics formatted at a time (bounds the generator's memor
 
 
 def generate_msmarco(out: Path, seed: int) -> None:
-    """The ``msmarco`` workload: ``qrels.txt`` and ``runs/msmarco-run.txt`` (+ ``.gz``), shaped like MS MARCO passage
-    ranking: 7,000 integer query ids (drawn from 1 .. 1,102,000), 1,000 distinct integer passage ids per query (up to
-    8.8 M), about 1.1 judgments per query (all grade 1), and a BM25-like run written in ranked order with ``%.6f``
-    scores that finds a query's relevant passage about 80% of the time (near the top more often than not)."""
+    """The ``msmarco`` workload: ``qrels.txt`` and ``runs/run00.txt`` (+ ``.gz``; the names bench/whole_process.py
+    reads), shaped like MS MARCO passage ranking: 7,000 integer query ids (drawn from 1 .. 1,102,000), 1,000
+    distinct integer passage ids per query (up to 8.8 M), about 1.1 judgments per query (all grade 1), and a
+    BM25-like run written in ranked order with ``%.6f`` scores that finds a query's relevant passage about 80% of
+    the time (near the top more often than not)."""
     start = time.perf_counter()
     rng = np.random.default_rng([seed, len(WORKLOADS) + 1])
     folder = out / "msmarco"
@@ -302,7 +303,7 @@ def generate_msmarco(out: Path, seed: int) -> None:
     qids = np.sort(rng.choice(1_102_000, size=MSMARCO_TOPICS, replace=False) + 1)
     n_rel = 1 + (rng.random(MSMARCO_TOPICS) < 0.1).astype(np.int64)  # ~1.1 relevant passages per query
     qrels_lines: list[str] = []
-    run_path = folder / "runs" / "msmarco-run.txt"
+    run_path = folder / "runs" / "run00.txt"
     lines = 0
     with run_path.open("w") as run_file:
         for lo in range(0, MSMARCO_TOPICS, _MSMARCO_BLOCK):
