@@ -5,7 +5,9 @@ Three workloads, each a qrels file and TREC run files (``qid Q0 docno rank score
 - ``trec``: 50 topics x 1,000 documents x 30 runs, 300-700 judged documents per topic (TREC ad hoc size);
 - ``wide``: 20,000 topics x 100 documents x 3 runs, 10-40 judged documents per topic;
 - ``diversity``: the real TREC Web 2012 diversity qrels (``qrels-for-ndeval.txt``, copied verbatim) and 30 runs
-  synthesised from the four real Indri runs on those topics (see ``generate_diversity``).
+  synthesised from the four real Indri runs on those topics (see ``generate_diversity``);
+- ``msmarco`` (only when named): one run of MS MARCO passage size, 7,000 topics x 1,000 passages = 7 M lines, plain
+  and gzip (see ``generate_msmarco``). Not in the default set: it takes about a minute and 400 MB.
 
 Every topic has a pool of candidate documents with a hidden quality; judgments are drawn mostly from the
 best candidates (as pooling does) with grades 0-4, and each run retrieves the candidates it scores best, so
@@ -13,7 +15,7 @@ runs and qrels overlap as they do in real collections. Scores are printed the wa
 ``%.6f`` (Anserini-like BM25), Indri-like negative log-probabilities with six significant digits (``%g``),
 and coarse ``%.3f`` scores that produce many ties (broken by docno, as trec_eval does).
 
-Usage: ``python3 bench/generate.py [--seed N] [--out DIR] [--workloads trec,wide,diversity] [--data DIR]``
+Usage: ``python3 bench/generate.py [--seed N] [--out DIR] [--workloads trec,wide,diversity,msmarco] [--data DIR]``
 """
 
 from __future__ import annotations
@@ -342,6 +344,68 @@ def generate_intents(out: Path, seed: int) -> None:
     print(f"intents: {w.n_topics} topics x {N_INTENTS} intents, {n_qrels} judgments, {w.n_runs} runs, {lines} run"
           f" lines -> {folder} ({time.perf_counter() - start:.1f} s)")
 
+# ------------------------------------------------------------------------------------------------ MS MARCO size
+
+MSMARCO_TOPICS = 7_000
+MSMARCO_DEPTH = 1_000
+MSMARCO_PASSAGES = 8_841_823  # passages in the MS MARCO v1 collection: ids 0 .. 8,841,822
+_MSMARCO_BLOCK = 250  # topics formatted at a time (bounds the generator's memory)
+
+
+def generate_msmarco(out: Path, seed: int) -> None:
+    """The ``msmarco`` workload: ``qrels.txt`` and ``runs/run00.txt`` (+ ``.gz``; the names bench/whole_process.py
+    reads), shaped like MS MARCO passage ranking: 7,000 integer query ids (drawn from 1 .. 1,102,000), 1,000
+    distinct integer passage ids per query (up to 8.8 M), about 1.1 judgments per query (all grade 1), and a
+    BM25-like run written in ranked order with ``%.6f`` scores that finds a query's relevant passage about 80% of
+    the time (near the top more often than not)."""
+    start = time.perf_counter()
+    rng = np.random.default_rng([seed, len(WORKLOADS) + 1])
+    folder = out / "msmarco"
+    (folder / "runs").mkdir(parents=True, exist_ok=True)
+    qids = np.sort(rng.choice(1_102_000, size=MSMARCO_TOPICS, replace=False) + 1)
+    n_rel = 1 + (rng.random(MSMARCO_TOPICS) < 0.1).astype(np.int64)  # ~1.1 relevant passages per query
+    qrels_lines: list[str] = []
+    run_path = folder / "runs" / "run00.txt"
+    lines = 0
+    with run_path.open("w") as run_file:
+        for lo in range(0, MSMARCO_TOPICS, _MSMARCO_BLOCK):
+            hi = min(lo + _MSMARCO_BLOCK, MSMARCO_TOPICS)
+            docs = _distinct_rows(rng, hi - lo, MSMARCO_DEPTH + 2, MSMARCO_PASSAGES)
+            retrieved, relevant = docs[:, :MSMARCO_DEPTH], docs[:, MSMARCO_DEPTH:]
+            for t in range(hi - lo):
+                q = int(qids[lo + t])
+                for k in range(int(n_rel[lo + t])):
+                    passage = int(relevant[t, k])
+                    qrels_lines.append(f"{q} 0 {passage} 1\n")
+                    if rng.random() < 0.8:  # the run finds it, usually near the top
+                        retrieved[t, min(int(rng.geometric(0.05)) - 1, MSMARCO_DEPTH - 1)] = passage
+            scores = 25.0 - np.cumsum(rng.exponential(0.012, size=retrieved.shape), axis=1)
+            text = [f"{s:.6f}" for s in scores.ravel().tolist()]
+            ranks = np.tile(np.arange(1, MSMARCO_DEPTH + 1), hi - lo).tolist()
+            topics = np.repeat(qids[lo:hi], MSMARCO_DEPTH).tolist()
+            run_file.write("".join(f"{q} Q0 {d} {k} {s} msmarco-bm25\n"
+                                   for q, d, k, s in zip(topics, retrieved.ravel().tolist(), ranks, text)))
+            lines += retrieved.size
+    (folder / "qrels.txt").write_text("".join(qrels_lines))
+    with run_path.open("rb") as src, gzip.open(run_path.with_suffix(".txt.gz"), "wb", compresslevel=6) as dst:
+        shutil.copyfileobj(src, dst, 1 << 20)
+    took = time.perf_counter() - start
+    print(f"msmarco: {MSMARCO_TOPICS} topics, {len(qrels_lines)} judgments, 1 run, {lines} run lines (+ gzip) "
+          f"-> {folder} ({took:.1f} s)")
+
+
+def _distinct_rows(rng: np.random.Generator, rows: int, width: int, universe: int) -> np.ndarray:
+    """``rows`` x ``width`` integers below ``universe``, distinct within each row, in random order."""
+    ids = rng.integers(0, universe, size=(rows, width), dtype=np.int64)
+    while True:
+        ordered = np.sort(ids, axis=1)
+        dup = np.zeros(ids.shape, dtype=bool)
+        dup[:, 1:] = ordered[:, 1:] == ordered[:, :-1]
+        if not dup.any():
+            return ids
+        ordered[dup] = rng.integers(0, universe, size=int(dup.sum()), dtype=np.int64)
+        ids = rng.permuted(ordered, axis=1)
+
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
@@ -356,6 +420,8 @@ def main() -> None:
         generate_diversity(args.out, args.seed, args.data)
     if "intents" in names:
         generate_intents(args.out, args.seed)
+    if "msmarco" in names:
+        generate_msmarco(args.out, args.seed)
 
 
 if __name__ == "__main__":

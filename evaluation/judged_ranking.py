@@ -209,14 +209,21 @@ def _judgments_of(qrels: Qrels, run: Run) -> IntArray:
         return np.full(n, -1, dtype=np.int64)
     run_to_qrels = np.array([index.topic_index.get(t, -1) for t in run.topics], dtype=np.int64)
     words = words_of(run.docno)
-
-    def same(rows: IntArray, entries: IntArray) -> np.ndarray:
-        return rows_equal(np.take(words, rows, axis=0), np.take(index.words, index.doc[entries], axis=0))
-
     hashes = run.derived.get(DOCNO_HASHES)  # kept by the reader; valid while the docnos stay read-only
     if hashes is None or run.docno.flags.writeable:
         hashes = hash_words(words)
-    return index.index.find(run_to_qrels[run.topic], hashes, same)
+    found = np.empty(n, dtype=np.int64)
+    for lo in range(0, n, _JOIN_BLOCK):  # a block at a time: the probes' temporaries stay small (7 M-line runs)
+        hi = min(lo + _JOIN_BLOCK, n)
+
+        def same(rows: IntArray, entries: IntArray, lo: int = lo) -> np.ndarray:
+            return rows_equal(np.take(words, rows + lo, axis=0), np.take(index.words, index.doc[entries], axis=0))
+
+        found[lo:hi] = index.index.find(run_to_qrels[run.topic[lo:hi]], hashes[lo:hi], same)
+    return found
+
+
+_JOIN_BLOCK = 1 << 20  # run rows probed at once in the join with the qrels
 
 
 def _select_segments(values: IntArray, offsets: IntArray, pick: IntArray) -> tuple[IntArray, IntArray]:
@@ -243,6 +250,12 @@ def _segment_ids(offsets: IntArray) -> IntArray:
 
 
 def _positions(offsets: IntArray) -> IntArray:
-    """1-based position of each element within its segment."""
+    """1-based position of each element within its segment: running sums of ones, each segment's first one
+    lowered by the length of the segment before it (one array, filled in place)."""
     total = int(offsets[-1]) if offsets.size else 0
-    return np.arange(total, dtype=np.int64) - np.repeat(offsets[:-1], np.diff(offsets)) + 1
+    out = np.ones(total, dtype=np.int64)
+    counts = np.diff(offsets)
+    filled = counts > 0
+    out[offsets[:-1][filled][1:]] -= counts[filled][:-1]
+    np.cumsum(out, out=out)
+    return out

@@ -15,6 +15,7 @@ from typing import Any
 
 from evaluation.evaluator import Evaluator, RunScores, shown_topics
 from evaluation.formats import Blob, parse_evall, parse_intent_weights, parse_qrels, parse_run
+from evaluation.formats.trec_run import RunFile, parse_run_file
 from evaluation.measures.base import Measure
 from evaluation.measures.registry import default_registry
 from evaluation.model import IntentWeights, Qrels, Run
@@ -96,6 +97,13 @@ class _Collector:
         files[file_label(source)] = source.sha256
         return self.take(reader(source))
 
+    def read_file(self, source: RunFile, files: dict[str, str]) -> Any:
+        """Parse a run straight from its file, recording the hash taken while it was read."""
+        parsed, sha256 = parse_run_file(source)
+        if sha256 is not None:
+            files[file_label_of(source.name)] = sha256
+        return self.take(parsed)
+
     @property
     def errors(self) -> list[Problem]:
         return [p for p in self.problems if p.severity == "error"]
@@ -107,7 +115,7 @@ class _Collector:
 
 def load_inputs(
     qrels: Opened | Qrels,
-    runs: Sequence[Opened | Run],
+    runs: Sequence[Opened | Run | RunFile],
     *,
     qrels_format: str = "auto",
     intent_weights: Opened | IntentWeights | None = None,
@@ -116,7 +124,7 @@ def load_inputs(
 ) -> Inputs:
     """Parse every input; if any has an error, raise InputError with every problem of every file (warnings
     included, in file order, so that one pass shows everything to fix). Inputs already parsed are taken as they
-    are (they have no file hash in ``files``)."""
+    are (they have no file hash in ``files``); a ``RunFile`` is read from its path in bounded memory."""
     found = _Collector()
     files: dict[str, str] = {}
     if isinstance(qrels, Qrels):
@@ -130,9 +138,12 @@ def load_inputs(
     parsed_runs: list[Run] = []
     for i, blob in enumerate(runs):
         if progress is not None:
-            name = blob.name if isinstance(blob, (Blob, Run)) else "?"
+            name = blob.name if isinstance(blob, (Blob, Run, RunFile)) else "?"
             progress(f"reading run {i + 1} of {len(runs)}: {file_label_of(name)}", i / max(1, len(runs)))
-        parsed_runs.append(found.read(blob, files, parse_run))
+        if isinstance(blob, RunFile):
+            parsed_runs.append(found.read_file(blob, files))
+        else:
+            parsed_runs.append(found.read(blob, files, parse_run))
     if found.errors or found.omitted:
         raise InputError(found.problems, found.omitted)
     check_run_names(parsed_runs)

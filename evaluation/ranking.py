@@ -13,7 +13,7 @@ from typing import Literal, get_args
 
 import numpy as np
 
-from evaluation.formats.keys import descending_within_groups
+from evaluation.formats.keys import descending_within_groups, order_within_groups
 from evaluation.formats.lexer import words_of
 from evaluation.model import FloatArray, IntArray, Run
 
@@ -61,12 +61,30 @@ def _trec_order(run: Run) -> IntArray:
     if ranked:
         order = np.arange(n, dtype=np.int64)
     else:
-        order = np.lexsort((-score, topic))
+        order = _by_score(topic, score)
         topic, score = topic[order], score[order]
     _settle_ties(run, order, (score[1:] == score[:-1]) & (topic[1:] == topic[:-1]))
     if blocks is not None:
         order = order[blocks]
     return order
+
+
+_SIGN = np.uint64(63)
+_LOW63 = np.uint64((1 << 63) - 1)
+
+
+def _by_score(topic: IntArray, score: FloatArray) -> IntArray:
+    """``np.lexsort((-score, topic))`` -- topic ascending, score descending, file order on equal scores -- as
+    one sort of packed integer keys: each score's bits mapped so that ascending integers are descending
+    scores (-0.0 counted as 0.0), refined only where the packed bits tie (several times faster)."""
+    if np.isnan(score).any():
+        return np.lexsort((-score, topic))
+    bits = (score + 0.0).view(np.uint64)  # + 0.0 turns -0.0 into 0.0
+    flip = bits >> _SIGN  # 1 for negative scores
+    flip -= np.uint64(1)  # all ones for the others
+    flip >>= np.uint64(1)
+    flip ^= bits  # positive: low 63 bits inverted; negative: as they are
+    return order_within_groups(topic, flip[:, None])
 
 
 def _settle_ties(run: Run, order: IntArray, tied: np.ndarray) -> None:

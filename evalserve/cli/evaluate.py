@@ -7,6 +7,7 @@ everything. Warnings go to standard error and do not change the exit code.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -15,6 +16,7 @@ from typing import Any
 from evalserve.cli.commands import help_of
 from evaluation.formats import load
 from evaluation.formats.source import DecodeLimits
+from evaluation.formats.trec_run import RunFile
 from evaluation.judged_ranking import TOPIC_POLICIES
 from evaluation.measures.base import MeasureError
 from evaluation.measures.registry import default_registry
@@ -69,7 +71,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         inputs = load_inputs(
             open_input(args.qrels),
-            [open_input(path) for path in args.runs],
+            [open_run(path) for path in args.runs],
             qrels_format=args.qrels_format,
             intent_weights=open_input(args.intent_weights) if args.intent_weights else None,
             side=side_files(args),
@@ -104,6 +106,14 @@ def open_input(path: str) -> Opened:
         return load(path, limits=DecodeLimits.from_env())
     except InputError as exc:
         return exc
+
+
+def open_run(path: str) -> Opened | RunFile:
+    """A run given as a regular file is read from its path as it is parsed (bounded memory, hashed on the way);
+    standard input and anything else are opened whole (``open_input``)."""
+    if path != "-" and os.path.isfile(path):
+        return RunFile(path, limits=DecodeLimits.from_env())
+    return open_input(path)
 
 
 def _print_warnings(warnings: Sequence[Problem], quiet: bool) -> None:

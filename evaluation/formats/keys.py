@@ -8,6 +8,7 @@ on the words themselves, so results never depend on the hash function.
 from __future__ import annotations
 
 from collections.abc import Callable
+from itertools import pairwise
 
 import numpy as np
 import numpy.typing as npt
@@ -58,6 +59,14 @@ def intern_runs(head_words: U64Array, lengths: IntArray) -> tuple[tuple[str, ...
     Runs with equal strings may repeat.
     """
     big = head_words.byteswap()
+    if big.shape[1] > 1 and not bool(big[:, 1:].any()):
+        big = big[:, :1]  # short labels: one word each
+    if big.shape[1] == 1 and big.shape[0] > _MANY_HEADS:  # e.g. a run whose lines are not grouped by topic
+        unique = _distinct(big[:, 0])
+        unique.sort()
+        labels = unique.byteswap().view("S8")  # the words again (zero padding drops out of ``S`` values)
+        index = np.repeat(_position_in(unique, big[:, 0]), lengths)
+        return tuple(v.decode("utf-8", "replace") for v in labels.tolist()), index
     if big.shape[1] == 1:
         _, first, inverse = np.unique(big[:, 0], return_index=True, return_inverse=True)
     else:
@@ -71,6 +80,47 @@ def intern_runs(head_words: U64Array, lengths: IntArray) -> tuple[tuple[str, ...
     labels = np.ascontiguousarray(head_words[first]).view(f"S{8 * head_words.shape[1]}").ravel()
     index = np.repeat(inverse.astype(np.int64).ravel(), lengths)
     return tuple(v.decode("utf-8", "replace") for v in labels.tolist()), index
+
+
+_MANY_HEADS = 4096  # above this many runs, labels of one word are found by scattering, not by sorting them all
+
+
+def _position_in(unique: U64Array, values: U64Array) -> IntArray:
+    """Index of each value in ``unique`` (sorted, holding every value): one table lookup each when a slot
+    function without collisions on ``unique`` is found among a few, else a binary search."""
+    bits = max((2 * unique.size * unique.size).bit_length(), 4)  # collision-free for most multipliers
+    if bits <= 20:
+        for mult in _WORD_MULT:
+            slot = (unique * _U(mult)) >> _U(64 - bits)
+            if np.unique(slot).size == unique.size:
+                lookup = np.zeros(1 << bits, dtype=np.int64)
+                lookup[slot.view(np.int64)] = np.arange(unique.size)
+                where = values * _U(mult)
+                where >>= _U(64 - bits)
+                return lookup[where.view(np.int64)]
+    return np.searchsorted(unique, values)
+
+
+def _distinct(values: U64Array) -> U64Array:
+    """The distinct values, in no particular order: each round scatters the values into a table of about twice
+    as many slots and keeps every slot's winner; values unlike their slot's winner go to the next round."""
+    found: list[U64Array] = []
+    key = values
+    for mult in _WORD_MULT:
+        m = key.size
+        bits = max((2 * m - 1).bit_length(), 4)
+        slot = key * _U(mult)
+        slot >>= _U(64 - bits)
+        where = slot.view(np.int64)
+        table = np.empty(1 << bits, dtype=np.int32)
+        rows = np.arange(m, dtype=np.int32)
+        table[where] = rows
+        winner = table[where]
+        found.append(key[winner == rows])
+        key = key[key[winner] != key]
+        if key.size == 0:
+            return np.concatenate(found)
+    return np.unique(np.concatenate((*found, key)))
 
 
 def unique_strings(values: np.ndarray) -> tuple[np.ndarray, IntArray]:
@@ -141,10 +191,56 @@ def byte_order_keys(values: np.ndarray) -> list[U64Array]:
 
 
 def has_duplicates(group: IntArray, hashes: U64Array) -> bool:
-    """Whether two rows might share (group, value), given each value's ``hash_words``: False is certain."""
-    if hashes.size < 2:
+    """Whether two rows might share (group, value), given each value's ``hash_words``: False is certain.
+
+    When every group's rows are contiguous (a run read topic by topic), batches of whole groups are checked
+    one at a time, each in a table that stays in cache; otherwise all rows are checked at once.
+    """
+    n = hashes.size
+    if n < 2:
         return False
-    key = hashes + group.astype(np.uint64) * GROUP_MULT
+    edges = np.flatnonzero(group[1:] != group[:-1]) + 1
+    heads = group[np.concatenate(([0], edges))]
+    if edges.size >= n // 4 or np.unique(heads).size < heads.size:
+        return _scattered_duplicates(hashes + group.astype(np.uint64) * GROUP_MULT)
+    bounds = [0, n]
+    if edges.size:  # cut at the first group edge past every multiple of _BATCH rows
+        at = np.searchsorted(edges, np.arange(_BATCH, n, _BATCH))
+        bounds[1:1] = np.unique(edges[at[at < edges.size]]).tolist()
+    for lo, hi in pairwise(bounds):
+        if hi - lo > 1 and _scattered_duplicates(hashes[lo:hi] + group[lo:hi].astype(np.uint64) * GROUP_MULT):
+            return True
+    return False
+
+
+_BATCH = 1 << 16  # rows per batch of whole groups in ``has_duplicates``
+
+
+def _scattered_duplicates(key: U64Array) -> bool:
+    """Whether two keys are equal (``key`` may be reordered).
+
+    Scatters every key into a table of about twice as many slots: a row that keeps its slot has no equal key
+    elsewhere; a row that loses it is compared with the slot's winner and, when their keys differ, scattered
+    again with another multiplier. About 1.3 scatters per row instead of a sort (several times faster).
+    """
+    for mult in _WORD_MULT:  # a fresh slot function each round; each round keeps about a fifth of the rows
+        m = key.size
+        if m < 2:
+            return False
+        bits = max((2 * m - 1).bit_length(), 4)
+        slot = key * _U(mult)
+        slot >>= _U(64 - bits)
+        where = slot.view(np.int64)  # below 2**bits: the same values
+        table = np.empty(1 << bits, dtype=np.int32)  # only slots written below are read
+        rows = np.arange(m, dtype=np.int32)
+        table[where] = rows  # of several rows on one slot, one is kept
+        winner = table[where]
+        lost = np.flatnonzero(winner != rows)
+        if lost.size == 0:
+            return False
+        if bool((key[winner[lost]] == key[lost]).any()):
+            return True
+        key = key[lost]
     key.sort()
     return bool((key[1:] == key[:-1]).any())
 
@@ -198,6 +294,14 @@ def descending_within_groups(cls: IntArray, words: U64Array) -> IntArray:
     return _order_within_groups(cls, ~words.byteswap())  # complemented: ascending order = descending strings
 
 
+def order_within_groups(cls: IntArray, big: U64Array) -> IntArray:
+    """Permutation sorting rows by (class, ``big`` row as unsigned words, most significant first), stable on
+    ties; ``cls`` holds dense class numbers from 0, in any order."""
+    if cls.size and bool((big == big[0]).all()):
+        return np.argsort(cls, kind="stable")  # equal rows: the classes alone decide
+    return _order_within_groups(cls, big)
+
+
 def _order_within_groups(cls: IntArray, big: U64Array) -> IntArray:
     """Permutation sorting rows by (class, ``big`` row as unsigned big-endian words), stable on ties."""
     m = cls.size
@@ -216,7 +320,7 @@ def _order_within_groups(cls: IntArray, big: U64Array) -> IntArray:
     group = cls.astype(np.uint64)
     while pos.size:
         bits = max(int(pos.size - 1).bit_length(), 1)
-        gbits = max(int(group[-1]).bit_length(), 1)
+        gbits = max(int(group.max()).bit_length(), 1)
         width = 64 - bits - gbits if offset < nbits else 0
         rows = perm[pos]
         key = group << _U(64 - gbits)
@@ -296,10 +400,12 @@ class GroupedHashIndex:
             pending = losers
 
     def _filter_slot(self, group: IntArray, stored: U64Array) -> IntArray:
-        mixed = group.astype(np.uint64) * GROUP_MULT
+        mixed = group.astype(np.uint64)  # one new array, updated in place (runs have millions of rows)
+        mixed *= GROUP_MULT
         mixed ^= stored
         mixed *= _FILTER_MULT
-        return (mixed >> self._filter_shift).astype(np.int64)
+        mixed >>= self._filter_shift
+        return mixed.view(np.int64)  # below 2**27: the same values
 
     def _local(self, group: IntArray, stored: U64Array) -> IntArray:
         return ((stored * _SLOT_MULT) >> self._shift[group]).astype(np.int64)

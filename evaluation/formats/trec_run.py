@@ -7,8 +7,15 @@ more than one run tag. Lines starting with ``#`` and blank lines are skipped.
 
 from __future__ import annotations
 
+import hashlib
+import io
 import os
+import stat
+import threading
+import zlib
 from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -37,6 +44,7 @@ from evaluation.formats.source import (
     GZIP_MAGIC,
     UTF8_BOM,
     Blob,
+    DecodeLimits,
     SourceLike,
     display_name,
     load,
@@ -50,6 +58,7 @@ _CHUNK_MAX = 1 << 21
 _LINE_ROOM = 1 << 16  # spare room in the read buffer for a line cut at the end of a read
 _READ_MIN = 1 << 23  # read buffer size, bytes
 _READ_MAX = 1 << 24
+_HASH_ASIDE = 1 << 22  # reads at least this large are hashed on a second thread while they are parsed
 _DOCNO_MAX = 256  # longer docnos take the general path (which bounds the padded docno column)
 
 
@@ -57,13 +66,7 @@ def parse_run(source: SourceLike, name: str | None = None) -> Parsed[Run]:
     """Read a run, collecting every problem; ``name`` defaults to the file name without ``.gz``."""
     if not isinstance(source, Blob) and os.fspath(source) != "-":
         label = os.fspath(source)
-        run_name = name or (display_name(label) if not label.startswith("<") else label)
-        try:
-            streamed = _parse_plain(_file_chunks(label), run_name)
-        except _NotTaken:
-            streamed = None
-        if streamed is not None:
-            return Parsed.from_log(streamed, ProblemLog(source=label))
+        return parse_run_file(RunFile(label, name or (display_name(label) if not label.startswith("<") else label)))[0]
     try:
         blob = load(source)
     except InputError as exc:
@@ -72,6 +75,55 @@ def parse_run(source: SourceLike, name: str | None = None) -> Parsed[Run]:
     log = ProblemLog(source=blob.name)
     run = _parse(blob, run_name, log)
     return Parsed.from_log(run, log)
+
+
+@dataclass(frozen=True)
+class RunFile:
+    """A run to be read straight from a file (plain or gzip) in bounded memory, under ``limits``: from ``path``,
+    or from ``data`` (then ``path`` only names it); ``run_name`` defaults to the file name without ``.gz``
+    (what ``parse_run`` names it)."""
+
+    path: str
+    run_name: str | None = None
+    limits: DecodeLimits = DEFAULT_LIMITS
+    data: bytes | None = None  # the file's bytes as stored (e.g. a stored blob), read instead of ``path``
+
+    @property
+    def name(self) -> str:
+        """The input's name in messages and ``meta.inputs`` (a Blob's ``name``): the path as given."""
+        return self.path
+
+
+def parse_run_file(source: RunFile) -> tuple[Parsed[Run], str | None]:
+    """Read a run file and the SHA-256 of its bytes as stored (None when it could not be opened).
+
+    A file in the usual layout is read block by block (gzip inflated block by block) and hashed as it is read:
+    memory holds one read buffer and the run's own arrays, never the file. Any other file -- a problem to
+    report, an unusual layout, a limit passed -- is read whole the general way (``load``), which reports it.
+    """
+    label = source.path
+    name = source.run_name or (display_name(label) if not label.startswith("<") else label)
+    hasher = hashlib.sha256()
+    if source.data is None:
+        chunks = _file_chunks(label, source.limits, hasher)
+    else:
+        chunks = _bytes_chunks(source.data, source.limits, hasher)
+    try:
+        streamed = _parse_plain(chunks, name, source.limits)
+    except _NotTaken:
+        streamed = None
+    if streamed is not None:
+        return Parsed.from_log(streamed, ProblemLog(source=label)), hasher.hexdigest()
+    try:
+        if source.data is None:
+            blob = load(label, limits=source.limits)
+        else:
+            blob = Blob.from_bytes(source.data, label, source.limits)
+    except InputError as exc:
+        return Parsed(None, tuple(exc.problems)), None
+    log = ProblemLog(source=blob.name)
+    run = _parse(blob, name, log)
+    return Parsed.from_log(run, log), blob.sha256
 
 
 def read_run(source: SourceLike, name: str | None = None) -> Run:
@@ -116,6 +168,7 @@ def _parse(blob: Blob, name: str, log: ProblemLog) -> Run:
 
 
 Chunks = Iterator[tuple[np.ndarray, int, int]]
+_Source = io.FileIO | io.BytesIO  # what the block reader reads from: a file, or a file's bytes in memory
 
 
 class _NotTaken(Exception):
@@ -140,15 +193,17 @@ def _line_spans(buf: np.ndarray, begin: int, end: int) -> Chunks:
         yield buf, begin, end
 
 
-def _file_chunks(path: str) -> Chunks:
-    """Whole lines of a plain (not gzip, no byte-order mark) file, read in large blocks into one buffer.
+def _file_chunks(path: str, limits: DecodeLimits = DEFAULT_LIMITS, hasher: Any = None) -> Chunks:
+    """Whole lines of a file (plain, or gzip inflated as it is read), read in large blocks into one buffer.
 
-    Yields nothing at all for files it does not take (missing, unreadable, compressed, marked, empty, larger
-    than the decode limits allow), and raises ``_NotTaken`` when it gives up half way (a read error, a line
-    longer than the limit): the caller then reads them the general way, which reports why. Each span is valid
-    until the next one. The buffer (8-16 MB, so NumPy backs it with huge pages) is released at the end, which
-    also tells the C allocator that blocks this large come and go (its adaptive thresholds then keep the
-    smaller arrays of the following work in reused memory instead of returning and re-faulting it).
+    Every byte read from the file goes to ``hasher`` (a ``hashlib`` object) when one is given. Yields nothing
+    at all for files it does not take (missing, unreadable, not a regular file, marked with a byte-order mark,
+    empty, larger than ``limits`` allow), and raises ``_NotTaken`` when it gives up half way (a read error, a
+    damaged or truncated gzip stream, more decompressed bytes than allowed, a line longer than the limit): the
+    caller then reads them the general way, which reports why. Each span is valid until the next one. The
+    buffer (8-16 MB, so NumPy backs it with huge pages) is released at the end, which also tells the C
+    allocator that blocks this large come and go (its adaptive thresholds then keep the smaller arrays of the
+    following work in reused memory instead of returning and re-faulting it).
     """
     try:
         handle = open(path, "rb", buffering=0)  # noqa: SIM115 - closed below; a generator holds it
@@ -156,40 +211,147 @@ def _file_chunks(path: str) -> Chunks:
         return
     with handle:
         try:
-            size = os.fstat(handle.fileno()).st_size
+            info = os.fstat(handle.fileno())
+            magic = handle.read(2) if stat.S_ISREG(info.st_mode) else b""
+            handle.seek(0)
         except OSError:
             return
-        if size > DEFAULT_LIMITS.max_bytes:
+        if not magic or info.st_size > limits.max_bytes:
             return
-        buf = np.empty(min(max(size + _LINE_ROOM, _READ_MIN), _READ_MAX), dtype=np.uint8)
-        kept = 0  # bytes of an unfinished line carried over from the previous read
-        first = True
-        while True:
-            try:
-                got = handle.readinto(buf[kept:].data)
-            except OSError:
-                raise _NotTaken from None
-            filled = kept + (got or 0)
-            if first:
-                head = bytes(buf[: min(filled, 3)])
-                if not head or head.startswith(GZIP_MAGIC) or UTF8_BOM.startswith(head[:3]):
-                    return
-                first = False
-            if not got:
-                if filled:
-                    yield from _line_spans(buf, 0, filled)
+        yield from _stream_chunks(handle, magic == GZIP_MAGIC, info.st_size, limits, hasher)
+
+
+def _bytes_chunks(data: bytes, limits: DecodeLimits, hasher: Any) -> Chunks:
+    """``_file_chunks`` for a file's bytes already in memory: gzip is inflated a block at a time (the output is
+    never held whole), plain text is split where it lies."""
+    if len(data) > limits.max_bytes or not data:
+        return
+    if data.startswith(GZIP_MAGIC):
+        yield from _stream_chunks(io.BytesIO(data), True, len(data), limits, hasher)
+        return
+    if UTF8_BOM.startswith(data[:3]):
+        return
+    hasher.update(data)
+    yield from _memory_chunks(data)
+
+
+def _stream_chunks(handle: _Source, gzipped: bool, size: int, limits: DecodeLimits, hasher: Any) -> Chunks:
+    """The spans of whole lines read from ``handle`` (positioned at the start; ``size`` bytes as stored)."""
+    source: _Plain | _Inflating
+    if gzipped:
+        source, size = _Inflating(handle, hasher, limits.max_bytes), _READ_MAX
+    else:
+        source = _Plain(handle, hasher)
+    buf = np.empty(min(max(size + _LINE_ROOM, _READ_MIN), _READ_MAX), dtype=np.uint8)
+    kept = 0  # bytes of an unfinished line carried over from the previous read
+    first = True
+    while True:
+        got = source.readinto(buf[kept:].data)
+        filled = kept + got
+        if first:
+            head = bytes(buf[: min(filled, 3)])
+            if not head or head.startswith(GZIP_MAGIC) or UTF8_BOM.startswith(head[:3]):
                 return
-            end = _last_line_end(buf, filled)
-            if end == 0:  # a line longer than the buffer: make room and read on (up to the line cap)
-                if filled > DEFAULT_LIMITS.max_line_bytes:
-                    raise _NotTaken
-                if filled == buf.size:
-                    buf = np.concatenate((buf, np.empty(buf.size, dtype=np.uint8)))
-                kept = filled
-                continue
-            yield from _line_spans(buf, 0, end)
-            kept = filled - end
-            buf[:kept] = buf[end:filled]
+            first = False
+        if not got:
+            if filled:
+                yield from _line_spans(buf, 0, filled)
+            return
+        end = _last_line_end(buf, filled)
+        if end == 0:  # a line longer than the buffer: make room and read on (up to the line cap)
+            if filled > limits.max_line_bytes:
+                raise _NotTaken
+            if filled == buf.size:
+                buf = np.concatenate((buf, np.empty(buf.size, dtype=np.uint8)))
+            kept = filled
+            continue
+        yield from _line_spans(buf, 0, end)
+        kept = filled - end
+        if isinstance(source, _Plain):
+            source.wait()
+        buf[:kept] = buf[end:filled]
+
+
+class _Plain:
+    """``readinto`` over a plain file, passing every byte read to the hasher -- on a second thread for large
+    reads (``hashlib`` releases the GIL), so a block is hashed while it is parsed; ``wait`` before the block's
+    bytes are overwritten."""
+
+    def __init__(self, handle: _Source, hasher: Any) -> None:
+        self._handle = handle
+        self._hasher = hasher
+        self._hashing: threading.Thread | None = None
+
+    def readinto(self, view: memoryview) -> int:
+        """Fill ``view`` as far as one read goes; 0 at the end of the file (every byte hashed by then)."""
+        self.wait()
+        try:
+            got = self._handle.readinto(view) or 0
+        except OSError:
+            raise _NotTaken from None
+        if self._hasher is not None and got:
+            if got < _HASH_ASIDE:
+                self._hasher.update(view[:got])
+            else:
+                self._hashing = threading.Thread(target=self._hasher.update, args=(view[:got],), daemon=True)
+                self._hashing.start()
+        return got
+
+    def wait(self) -> None:
+        """Until the last block read is hashed."""
+        if self._hashing is not None:
+            self._hashing.join()
+            self._hashing = None
+
+
+class _Inflating:
+    """``readinto`` over the decompressed bytes of every gzip member of a file, in bounded steps, passing the
+    compressed bytes read to the hasher; damage, truncation, trailing bytes or more than ``max_bytes`` of
+    output raise ``_NotTaken`` (the general reader then says which)."""
+
+    def __init__(self, handle: _Source, hasher: Any, max_bytes: int) -> None:
+        self._handle = handle
+        self._hasher = hasher
+        self._left = max_bytes
+        self._inflater = zlib.decompressobj(wbits=16 + zlib.MAX_WBITS)
+        self._pending = b""  # compressed bytes not yet given to the inflater
+
+    def _read(self) -> bytes:
+        try:
+            data = self._handle.read(1 << 20) or b""
+        except OSError:
+            raise _NotTaken from None
+        if self._hasher is not None and data:
+            self._hasher.update(data)
+        return data
+
+    def readinto(self, view: memoryview) -> int:
+        """Fill ``view`` with decompressed bytes; fewer only at the end of the last member (0 after it)."""
+        filled = 0
+        try:
+            while filled < len(view):
+                if self._inflater.eof:
+                    rest = self._inflater.unused_data or self._read()
+                    if not rest:
+                        break  # the end of the file after a whole member
+                    if not rest.startswith(GZIP_MAGIC) and len(rest) >= 2:
+                        raise _NotTaken  # trailing bytes that are not another member
+                    self._inflater = zlib.decompressobj(wbits=16 + zlib.MAX_WBITS)
+                    self._pending = rest
+                if not self._pending:
+                    self._pending = self._read()
+                    if not self._pending:
+                        raise _NotTaken  # truncated
+                out = self._inflater.decompress(self._pending, len(view) - filled)
+                self._pending = b"" if self._inflater.eof else self._inflater.unconsumed_tail
+                view[filled : filled + len(out)] = out
+                filled += len(out)
+        except zlib.error:
+            raise _NotTaken from None
+        self._left -= filled
+        if self._left < 0:
+            raise _NotTaken
+        return filled
 
 
 def _last_line_end(buf: np.ndarray, filled: int) -> int:
@@ -205,22 +367,20 @@ def _last_line_end(buf: np.ndarray, filled: int) -> int:
         span *= 16
 
 
-def _parse_plain(chunks: Chunks, name: str) -> Run | None:
+def _parse_plain(chunks: Chunks, name: str, limits: DecodeLimits = DEFAULT_LIMITS) -> Run | None:
     """The run of a problem-free file in the usual layout, read chunk by chunk; None for any other file.
 
     Usual layout: six fields per line, single-byte gaps, no comments or blank lines, one tag, fields of
-    ordinary length, within the default decode limits (``DEFAULT_LIMITS``). Chunks of whole lines keep every
-    intermediate array small (cache-resident, reused by the allocator), only the outputs are full length.
+    ordinary length, within the decode limits (line count and length). Chunks of whole lines keep every
+    intermediate array small (cache-resident, reused by the allocator); each chunk's values go straight into
+    the run's columns (``_Column``), so the run is held once.
     Whenever anything would need a message -- a bad number, a duplicate, several tags -- this returns None and
     the general path reads (and reports) it.
     """
-    heads: list[np.ndarray] = []
+    heads: list[np.ndarray] = []  # per chunk, one entry per block of lines of one topic: small
     runs: list[np.ndarray] = []
-    docnos: list[np.ndarray] = []
-    scores: list[np.ndarray] = []
-    ranks: list[np.ndarray] = []
+    docnos, hashes, scores, ranks = _Column(), _Column(), _Column(), _Column()
     tag: np.ndarray | None = None
-    hashes: list[np.ndarray] = []
     lines = 0
     size = 0
     for buf, begin, end in chunks:
@@ -229,11 +389,11 @@ def _parse_plain(chunks: Chunks, name: str) -> Run | None:
         if ends is None:
             return None
         lines += ends.shape[0]
-        if lines > DEFAULT_LIMITS.max_lines:
+        if lines > limits.max_lines:
             return None
         # fields: 0 topic, 1 Q0 (unused), 2 docno, 3 rank, 4 score, 5 tag
         starts = {j: field_starts(ends, j, begin) for j in (0, 2, 3, 4, 5)}
-        if int((ends[:, -1] - starts[0]).max()) > DEFAULT_LIMITS.max_line_bytes:
+        if int((ends[:, -1] - starts[0]).max()) > limits.max_line_bytes:
             return None
         gaps = buf[ends[:, :-1]]
         if not bool(((gaps == 32) | (gaps == 9)).all()):  # a NUL or other control byte between fields
@@ -260,32 +420,79 @@ def _parse_plain(chunks: Chunks, name: str) -> Run | None:
         heads.append(topic[first])
         runs.append(np.diff(np.append(first, topic.shape[0])))
         docno = gather_words(buf, starts[2], lengths[2], -(-longest[2] // 8))
-        docnos.append(docno)
-        hashes.append(hash_words(docno))
-        scores.append(score)
-        ranks.append(rank)
+        if lines * 8 * max(docno.shape[1], docnos.width) > max(PADDED_MIN, PADDED_FACTOR * size):
+            return None  # a few long docnos among many lines: the general path refuses it (field-too-long)
+        docnos.add(docno)
+        hashes.add(hash_words(docno))
+        scores.add(score)
+        ranks.add(rank)
     if not heads:
         return None
-    topics, topic_of = intern_runs(np.concatenate(heads), np.concatenate(runs))
-    width = max(d.shape[1] for d in docnos)
-    if topic_of.size * 8 * width > max(PADDED_MIN, PADDED_FACTOR * size):
-        return None  # a few long docnos among many lines: the general path refuses it (field-too-long)
-    words = np.zeros((topic_of.size, width), dtype=np.uint64)
-    at = 0
-    for d in docnos:
-        words[at : at + d.shape[0], : d.shape[1]] = d
-        at += d.shape[0]
-    docno = words.view(f"S{8 * width}").reshape(-1)
+    topics, topic_of = intern_runs(_joined(heads), _joined(runs))
+    words = docnos.values()
+    docno = words.view(f"S{8 * words.shape[1]}").reshape(-1)
     docno.flags.writeable = False  # its hashes are kept (Run.derived) for the join with the qrels
-    docno_hash = np.concatenate(hashes)
+    docno_hash = hashes.values()
     if has_duplicates(topic_of, docno_hash):
         return None
     assert tag is not None
     label = decode(tag.view("S32"))
-    run = Run(name, topics, topic_of, docno, np.concatenate(scores), np.concatenate(ranks), tuple(label), True)
+    run = Run(name, topics, topic_of, docno, scores.values(), ranks.values(), tuple(label), True)
     docno_hash.flags.writeable = False
     run.derived[DOCNO_HASHES] = docno_hash
     return run
+
+
+class _Column:
+    """One column of a run (1-D values, or rows of docno words) filled chunk by chunk into one array whose
+    capacity doubles when full. Capacity never written costs no memory (the pages are never touched), so the
+    column is held once, not once per chunk and again joined; narrower rows of words are zero padded."""
+
+    def __init__(self) -> None:
+        self._data: np.ndarray | None = None
+        self._size = 0
+
+    @property
+    def width(self) -> int:
+        """Words per row so far (0 before the first chunk, or for 1-D values)."""
+        return 0 if self._data is None or self._data.ndim == 1 else int(self._data.shape[1])
+
+    def add(self, values: np.ndarray) -> None:
+        """Append a chunk's values."""
+        n, need = values.shape[0], self._size + values.shape[0]
+        data = self._data
+        if data is None or need > data.shape[0] or (values.ndim == 2 and values.shape[1] > data.shape[1]):
+            if data is None:
+                capacity = max(need, 16 * n)
+            else:
+                capacity = max(need, 2 * data.shape[0]) if need > data.shape[0] else data.shape[0]
+            shape = (capacity,) if values.ndim == 1 else (capacity, max(values.shape[1], self.width))
+            grown = np.empty(shape, dtype=values.dtype)
+            if data is not None:
+                if values.ndim == 2:
+                    grown[: self._size, data.shape[1] :] = 0
+                    grown[: self._size, : data.shape[1]] = data[: self._size]
+                else:
+                    grown[: self._size] = data[: self._size]
+            self._data = data = grown
+        if values.ndim == 2:
+            data[self._size : need, : values.shape[1]] = values
+            data[self._size : need, values.shape[1] :] = 0
+        else:
+            data[self._size : need] = values
+        self._size = need
+
+    def values(self) -> np.ndarray:
+        """The column (a view of its first rows)."""
+        assert self._data is not None
+        return self._data[: self._size]
+
+
+def _joined(parts: list[np.ndarray]) -> np.ndarray:
+    """The chunks' pieces of one column as one array; the list is emptied, so the pieces can be freed."""
+    whole = np.concatenate(parts)
+    parts.clear()
+    return whole
 
 
 def _scores(rows: Rows, log: ProblemLog) -> np.ndarray:
