@@ -109,7 +109,7 @@ def parse_run_file(source: RunFile) -> tuple[Parsed[Run], str | None]:
     else:
         chunks = _bytes_chunks(source.data, source.limits, hasher)
     try:
-        streamed = _parse_plain(chunks, name, source.limits)
+        streamed = _parse_plain(chunks, name, source.limits, _text_size(source))
     except _NotTaken:
         streamed = None
     if streamed is not None:
@@ -126,13 +126,34 @@ def parse_run_file(source: RunFile) -> tuple[Parsed[Run], str | None]:
     return Parsed.from_log(run, log), blob.sha256
 
 
+def _text_size(source: RunFile) -> int | None:
+    """The length of a run's text, to size its columns: the file's size, or for gzip the length its last member's
+    trailer gives (modulo 4 GiB; for one member, the whole text's). None when it cannot be told."""
+    try:
+        if source.data is not None:
+            head, size, tail = source.data[:2], len(source.data), source.data[-4:]
+        else:
+            if not stat.S_ISREG(os.stat(source.path).st_mode):
+                return None  # a pipe: reading its head would take it from the parser
+            with open(source.path, "rb") as f:
+                head, size = f.read(2), os.fstat(f.fileno()).st_size
+                if head == GZIP_MAGIC and size >= 4:
+                    f.seek(-4, os.SEEK_END)
+                tail = f.read(4)
+    except OSError:
+        return None
+    if head != GZIP_MAGIC:
+        return size
+    return int.from_bytes(tail, "little") if len(tail) == 4 else None
+
+
 def read_run(source: SourceLike, name: str | None = None) -> Run:
     """Read a run or raise InputError listing its problems."""
     return parse_run(source, name).unwrap()
 
 
 def _parse(blob: Blob, name: str, log: ProblemLog) -> Run:
-    clean = _parse_plain(_memory_chunks(blob.data), name)
+    clean = _parse_plain(_memory_chunks(blob.data), name, text_size=len(blob.data))
     if clean is not None:
         return clean
     rows = select_rows(tokenize(blob.data), COLUMNS, log, "TREC run", extra_ok=True)
@@ -367,13 +388,15 @@ def _last_line_end(buf: np.ndarray, filled: int) -> int:
         span *= 16
 
 
-def _parse_plain(chunks: Chunks, name: str, limits: DecodeLimits = DEFAULT_LIMITS) -> Run | None:
+def _parse_plain(chunks: Chunks, name: str, limits: DecodeLimits = DEFAULT_LIMITS,
+                 text_size: int | None = None) -> Run | None:
     """The run of a problem-free file in the usual layout, read chunk by chunk; None for any other file.
 
     Usual layout: six fields per line, single-byte gaps, no comments or blank lines, one tag, fields of
     ordinary length, within the decode limits (line count and length). Chunks of whole lines keep every
     intermediate array small (cache-resident, reused by the allocator); each chunk's values go straight into
-    the run's columns (``_Column``), so the run is held once.
+    the run's columns (``_Column``), so the run is held once; ``text_size`` (the text's length, if known) sizes
+    them from the first chunk's lines per byte, so they are seldom copied to grow.
     Whenever anything would need a message -- a bad number, a duplicate, several tags -- this returns None and
     the general path reads (and reports) it.
     """
@@ -388,6 +411,10 @@ def _parse_plain(chunks: Chunks, name: str, limits: DecodeLimits = DEFAULT_LIMIT
         ends = simple_rows(buf, begin, end, COLUMNS)
         if ends is None:
             return None
+        if not lines and text_size:
+            expected = min(int(text_size * ends.shape[0] * 1.02 / max(end - begin, 1)) + 64, limits.max_lines)
+            for column in (docnos, hashes, scores, ranks):
+                column.expect(expected)
         lines += ends.shape[0]
         if lines > limits.max_lines:
             return None
@@ -451,6 +478,11 @@ class _Column:
     def __init__(self) -> None:
         self._data: np.ndarray | None = None
         self._size = 0
+        self._expected = 0  # rows the whole column is expected to hold (0: unknown)
+
+    def expect(self, rows: int) -> None:
+        """Size the first allocation for ``rows`` rows (an estimate: the column still grows past it)."""
+        self._expected = rows
 
     @property
     def width(self) -> int:
@@ -463,7 +495,7 @@ class _Column:
         data = self._data
         if data is None or need > data.shape[0] or (values.ndim == 2 and values.shape[1] > data.shape[1]):
             if data is None:
-                capacity = max(need, 16 * n)
+                capacity = max(need, self._expected or 16 * n)
             else:
                 capacity = max(need, 2 * data.shape[0]) if need > data.shape[0] else data.shape[0]
             shape = (capacity,) if values.ndim == 1 else (capacity, max(values.shape[1], self.width))
