@@ -13,6 +13,7 @@ from itertools import pairwise
 import numpy as np
 import numpy.typing as npt
 
+from evaluation.formats.distinct import sorted_distinct
 from evaluation.formats.lexer import words_of
 
 IntArray = npt.NDArray[np.int64]
@@ -92,7 +93,7 @@ def _position_in(unique: U64Array, values: U64Array) -> IntArray:
     if bits <= 20:
         for mult in _WORD_MULT:
             slot = (unique * _U(mult)) >> _U(64 - bits)
-            if np.unique(slot).size == unique.size:
+            if sorted_distinct(slot).size == unique.size:
                 lookup = np.zeros(1 << bits, dtype=np.int64)
                 lookup[slot.view(np.int64)] = np.arange(unique.size)
                 where = values * _U(mult)
@@ -120,7 +121,7 @@ def _distinct(values: U64Array) -> U64Array:
         key = key[key[winner] != key]
         if key.size == 0:
             return np.concatenate(found)
-    return np.unique(np.concatenate((*found, key)))
+    return sorted_distinct(np.concatenate((*found, key)))
 
 
 def unique_strings(values: np.ndarray) -> tuple[np.ndarray, IntArray]:
@@ -201,12 +202,12 @@ def has_duplicates(group: IntArray, hashes: U64Array) -> bool:
         return False
     edges = np.flatnonzero(group[1:] != group[:-1]) + 1
     heads = group[np.concatenate(([0], edges))]
-    if edges.size >= n // 4 or np.unique(heads).size < heads.size:
+    if edges.size >= n // 4 or sorted_distinct(heads).size < heads.size:
         return _scattered_duplicates(hashes + group.astype(np.uint64) * GROUP_MULT)
     bounds = [0, n]
     if edges.size:  # cut at the first group edge past every multiple of _BATCH rows
         at = np.searchsorted(edges, np.arange(_BATCH, n, _BATCH))
-        bounds[1:1] = np.unique(edges[at[at < edges.size]]).tolist()
+        bounds[1:1] = sorted_distinct(edges[at[at < edges.size]]).tolist()
     for lo, hi in pairwise(bounds):
         if hi - lo > 1 and _scattered_duplicates(hashes[lo:hi] + group[lo:hi].astype(np.uint64) * GROUP_MULT):
             return True

@@ -19,6 +19,7 @@ from typing import Any
 
 import numpy as np
 
+from evaluation.formats.distinct import sorted_distinct
 from evaluation.formats.keys import (
     duplicate_rows,
     has_duplicates,
@@ -542,4 +543,4 @@ def _tags(rows: Rows) -> list[str]:
         return []
     if rows.constant(5):
         return decode(rows.take(np.zeros(1, dtype=np.int64)).text(5))
-    return decode(np.unique(rows.text(5)))
+    return decode(sorted_distinct(rows.text(5)))

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from evaluation.formats.distinct import sorted_distinct
 from evaluation.intent_ranking import IntentRanking, IntentSlots
 from evaluation.measures.base import Param
 from evaluation.model import FloatArray, IntArray
@@ -115,7 +116,7 @@ class BySlot:
     def _scan(self, values: np.ndarray, inclusive: bool) -> FloatArray:
         """Per-slot running sums, each slot summed on its own (no rounding carried across slots)."""
         v = np.asarray(values, dtype=np.float64)[self.order]
-        offsets = np.append(np.unique(self.first), v.size) if v.size else np.zeros(1, dtype=np.int64)
+        offsets = np.append(sorted_distinct(self.first), v.size) if v.size else np.zeros(1, dtype=np.int64)
         grouped = segmented_cumsum(v, offsets, exclusive=not inclusive)
         out = np.empty(v.size)
         out[self.order] = grouped

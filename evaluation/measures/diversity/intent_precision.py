@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from evaluation.formats.distinct import sorted_distinct
 from evaluation.intent_ranking import IntentInputs
 from evaluation.measures.adhoc._shared import ratio
 from evaluation.measures.base import MeasureDef, Param
@@ -69,7 +70,7 @@ def judged_intents(qrels: Qrels, qrels_topic: np.ndarray) -> FloatArray:
     """Per evaluated topic (given as qrels topic indices, -1 = none): how many distinct intents it has judgments
     for, whatever the grade."""
     n_intents = max(1, len(qrels.intents))
-    key = np.unique(qrels.topic * np.int64(n_intents) + qrels.intent)
+    key = sorted_distinct(qrels.topic * np.int64(n_intents) + qrels.intent)
     per_qrels_topic = np.bincount(key // n_intents, minlength=len(qrels.topics)).astype(np.float64)
     return np.asarray(np.append(per_qrels_topic, 0.0)[qrels_topic], dtype=np.float64)  # index -1 -> the 0 appended
 
