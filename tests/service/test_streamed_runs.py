@@ -1,6 +1,6 @@
-"""Large runs parsed as they stream from their bytes (``service.streamed_runs``): the same ``Run`` as from bytes, for plain
-text and multi-member gzip; anything the ``Blob`` path would report (a limit, a NUL byte, a corrupt or
-truncated stream, a byte-order mark, a warning) is left to it (None)."""
+"""Large runs parsed as they stream from their bytes (``service.streamed_runs``): the same ``Run`` as from
+bytes, for plain text and multi-member gzip; anything the ``Blob`` path would report (a limit, a NUL byte, a
+corrupt or truncated stream, a warning) is left to it (None)."""
 
 from __future__ import annotations
 
