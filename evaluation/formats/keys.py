@@ -147,8 +147,9 @@ def unique_strings(values: np.ndarray) -> tuple[np.ndarray, IntArray]:
 def _unique_rows(values: np.ndarray, words: U64Array) -> tuple[np.ndarray, IntArray]:
     """``unique_strings`` of values given with their words."""
     n = values.size
-    order = _order_within_groups(np.zeros(n, dtype=np.int64), words.byteswap())
-    ranked = np.take(words, order, axis=0)
+    compact = compact_keys(words)
+    order = _order_within_groups(np.zeros(n, dtype=np.int64), compact)
+    ranked = np.take(compact, order, axis=0)
     new = np.ones(n, dtype=bool)
     same = ranked[1:, 0] == ranked[:-1, 0]
     for j in range(1, ranked.shape[1]):
@@ -157,6 +158,50 @@ def _unique_rows(values: np.ndarray, words: U64Array) -> tuple[np.ndarray, IntAr
     inverse = np.empty(n, dtype=np.int64)
     inverse[order] = np.cumsum(new) - 1
     return values[order[new]], inverse
+
+
+def compact_keys(words: U64Array) -> U64Array:
+    """Shorter sort keys with the same byte-wise order and equalities as the strings in ``words``.
+
+    Bits every string shares are dropped (they never decide a comparison) and the others are packed, most
+    significant first, into big-endian words: document ids such as ``clueweb09-en0108-67-02526`` shrink from
+    4 words to 41 bits, so one sort pass of packed keys orders them instead of several.
+    """
+    n, k = words.shape
+    out = np.zeros((n, 1), dtype=np.uint64)
+    if n == 0:
+        return out
+    big = words.byteswap()
+    pieces: list[tuple[int, int, int]] = []  # (word, lowest bit, width) of each run of varying bits
+    for j in range(k):
+        varying = int(np.bitwise_or.reduce(big[:, j] ^ big[0, j]))
+        while varying:
+            top = varying.bit_length()  # the run's highest bit is top - 1
+            low = ((~varying) & ((1 << top) - 1)).bit_length()  # first constant bit below the run
+            pieces.append((j, low, top - low))
+            varying &= (1 << low) - 1
+    total = sum(width for _, _, width in pieces)
+    if total > 64:
+        out = np.zeros((n, -(-total // 64)), dtype=np.uint64)
+    col, free = 0, 64  # the word being filled and its bits still free (filled from the top)
+    for j, low, width in pieces:
+        part = big[:, j] >> _U(low) if low else big[:, j].copy()
+        if width < 64:
+            part &= _U((1 << width) - 1)
+        if width <= free:
+            part <<= _U(free - width)
+            out[:, col] |= part
+            free -= width
+        else:  # split across two words
+            rest = width - free
+            out[:, col] |= part >> _U(rest)
+            col, free = col + 1, 64 - rest
+            part &= _U((1 << rest) - 1)
+            part <<= _U(free)
+            out[:, col] |= part
+        if free == 0:
+            col, free = col + 1, 64
+    return out
 
 
 def hash_words(words: U64Array) -> U64Array:
