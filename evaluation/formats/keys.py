@@ -171,21 +171,22 @@ def compact_keys(words: U64Array) -> U64Array:
     out = np.zeros((n, 1), dtype=np.uint64)
     if n == 0:
         return out
-    big = words.byteswap()
-    pieces: list[tuple[int, int, int]] = []  # (word, lowest bit, width) of each run of varying bits
+    pieces: list[tuple[U64Array, int, int]] = []  # (big-endian or little-endian column, lowest bit, width)
     for j in range(k):
-        varying = int(np.bitwise_or.reduce(big[:, j] ^ big[0, j]))
-        while varying:
-            top = varying.bit_length()  # the run's highest bit is top - 1
-            low = ((~varying) & ((1 << top) - 1)).bit_length()  # first constant bit below the run
-            pieces.append((j, low, top - low))
-            varying &= (1 << low) - 1
+        varying = int(np.bitwise_or.reduce(words[:, j] ^ words[0, j]))
+        big_runs = _bit_runs(int.from_bytes(varying.to_bytes(8, "little"), "big"))
+        byte_runs = [(8 * b + low, width) for b in range(8) for low, width in _bit_runs((varying >> (8 * b)) & 0xFF)]
+        if len(byte_runs) == len(big_runs):  # runs within bytes (digits): read the words as they are
+            pieces.extend((words[:, j], low, width) for low, width in byte_runs)
+        elif big_runs:
+            column = words[:, j].byteswap()
+            pieces.extend((column, low, width) for low, width in big_runs)
     total = sum(width for _, _, width in pieces)
     if total > 64:
         out = np.zeros((n, -(-total // 64)), dtype=np.uint64)
     col, free = 0, 64  # the word being filled and its bits still free (filled from the top)
-    for j, low, width in pieces:
-        part = big[:, j] >> _U(low) if low else big[:, j].copy()
+    for column, low, width in pieces:
+        part = column >> _U(low) if low else column.copy()
         if width < 64:
             part &= _U((1 << width) - 1)
         if width <= free:
@@ -202,6 +203,17 @@ def compact_keys(words: U64Array) -> U64Array:
         if free == 0:
             col, free = col + 1, 64
     return out
+
+
+def _bit_runs(bits: int) -> list[tuple[int, int]]:
+    """(lowest bit, width) of each run of set bits in a 64-bit value, most significant run first."""
+    runs = []
+    while bits:
+        top = bits.bit_length()  # the run's highest bit is top - 1
+        low = ((~bits) & ((1 << top) - 1)).bit_length()  # the first clear bit below the run
+        runs.append((low, top - low))
+        bits &= (1 << low) - 1
+    return runs
 
 
 def hash_words(words: U64Array) -> U64Array:
