@@ -27,7 +27,8 @@ _WORD_MULT = (
 )
 GROUP_MULT = _U(0x8EBC6AF09C88C6E3)
 _SLOT_MULT = _U(0x9E3779B97F4A7C15)
-_FILTER_MULT = _U(0xD6E8FEB86659FD93)
+_FILTER_BITS = 2  # a group's filter has 2**_FILTER_BITS bits per slot of its table
+_FILTER_PER_SLOT = 1 << _FILTER_BITS
 SLOTS_PER_ENTRY = 4  # hash table size per entry (at least; rounded up to a power of two per group)
 
 
@@ -420,6 +421,8 @@ class GroupedHashIndex:
     Entries of a group share a contiguous table (at least 4 slots per entry, linear probing), so probes
     for rows that come grouped -- a run's rows, topic by topic -- stay within a few kilobytes of memory.
     Built and probed in bulk. Keys only pick candidates: ``find`` confirms each one with ``verify``.
+    Each group also has a presence filter (one byte per bit, four bits per slot) addressed by the same hash
+    bits as its table, two more of them: most absent keys stop at one lookup that stays near the group's others.
     """
 
     def __init__(self, group: IntArray, keys: U64Array, n_groups: int) -> None:
@@ -437,12 +440,12 @@ class GroupedHashIndex:
         self._entry = self._table[:, 1]
         stored = keys | _U(1)
         tags = _tags(stored)
-        # a presence filter (one byte per bit), 16 to 32 bits per entry: most absent keys stop at one lookup
-        filter_bits = min(max(int(16 * max(m, 1)).bit_length(), 12), 27)
-        self._filter_shift = _U(64 - filter_bits)
-        self._filter = np.zeros(1 << filter_bits, dtype=bool)
-        self._filter[self._filter_slot(group, stored)] = True
-        local = self._local(group, stored)
+        self._filter = np.zeros(_FILTER_PER_SLOT * total, dtype=bool)
+        self._filter_base = self._base << _FILTER_BITS
+        self._filter_shift = self._shift - _U(_FILTER_BITS)
+        at = self._filter_slot(group, stored)
+        self._filter[at] = True
+        local = self._local(group, at)
         pending = np.arange(m, dtype=np.int64)
         while pending.size:
             g = group[pending]
@@ -457,15 +460,18 @@ class GroupedHashIndex:
             pending = losers
 
     def _filter_slot(self, group: IntArray, stored: U64Array) -> IntArray:
-        mixed = group.astype(np.uint64)  # one new array, updated in place (runs have millions of rows)
-        mixed *= GROUP_MULT
-        mixed ^= stored
-        mixed *= _FILTER_MULT
-        mixed >>= self._filter_shift
-        return mixed.view(np.int64)  # below 2**27: the same values
+        """Each key's bit in its group's filter: the top bits of its hash, two more than pick its table slot."""
+        mixed = stored * _SLOT_MULT  # one new array, updated in place (runs have millions of rows)
+        mixed >>= self._filter_shift[group]
+        at = mixed.view(np.int64)  # below 2**62: the same values
+        at += self._filter_base[group]
+        return at
 
-    def _local(self, group: IntArray, stored: U64Array) -> IntArray:
-        return ((stored * _SLOT_MULT) >> self._shift[group]).astype(np.int64)
+    def _local(self, group: IntArray, filter_slot: IntArray) -> IntArray:
+        """Each key's home slot within its group's table, from its filter slot (its top bits)."""
+        local = filter_slot - self._filter_base[group]
+        local >>= _FILTER_BITS
+        return local
 
     def find(
         self, group: IntArray, keys: U64Array, verify: Callable[[IntArray, IntArray], BoolArray]
@@ -480,12 +486,13 @@ class GroupedHashIndex:
         if n == 0 or self._keys.size == 0:
             return found
         stored = keys | _U(1)
-        maybe = self._filter[self._filter_slot(group, stored)]
+        at = self._filter_slot(group, stored)
+        maybe = self._filter[at]
         if not bool((group >= 0).all()):
             maybe &= group >= 0
         probes = np.flatnonzero(maybe)
         group, stored = group[probes], stored[probes]
-        local = self._local(group, stored)
+        local = self._local(group, at[probes])
         tags = _tags(stored)
         slot = self._probe(group, tags, local, None)
         todo = np.flatnonzero(slot >= 0)
