@@ -135,20 +135,19 @@ def unique_strings(values: np.ndarray) -> tuple[np.ndarray, IntArray]:
     n = values.size
     if n == 0:
         return values.copy(), np.zeros(0, dtype=np.int64)
-    words = words_of(values)
+    compact = compact_keys(words_of(values))
     change = np.ones(n, dtype=bool)
-    change[1:] = ~rows_equal(words[1:], words[:-1])
+    change[1:] = ~rows_equal(compact[1:], compact[:-1])
     heads = np.flatnonzero(change)
     if heads.size < n:
-        unique, inverse = _unique_rows(values[heads], words[heads])
+        unique, inverse = _unique_rows(values[heads], compact[heads])
         return unique, np.repeat(inverse, np.diff(np.append(heads, n)))
-    return _unique_rows(values, words)
+    return _unique_rows(values, compact)
 
 
-def _unique_rows(values: np.ndarray, words: U64Array) -> tuple[np.ndarray, IntArray]:
-    """``unique_strings`` of values given with their words."""
+def _unique_rows(values: np.ndarray, compact: U64Array) -> tuple[np.ndarray, IntArray]:
+    """``unique_strings`` of values given with their ``compact_keys``."""
     n = values.size
-    compact = compact_keys(words)
     order = _order_within_groups(np.zeros(n, dtype=np.int64), compact)
     ranked = np.take(compact, order, axis=0)
     new = np.ones(n, dtype=bool)
