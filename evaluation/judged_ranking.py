@@ -208,22 +208,21 @@ def _judgments_of(qrels: Qrels, run: Run) -> IntArray:
     if n == 0:
         return np.full(n, -1, dtype=np.int64)
     run_to_qrels = np.array([index.topic_index.get(t, -1) for t in run.topics], dtype=np.int64)
-    words = words_of(run.docno)
     hashes = run.derived.get(DOCNO_HASHES)  # kept by the reader; valid while the docnos stay read-only
     if hashes is None or run.docno.flags.writeable:
-        hashes = hash_words(words)
+        hashes = hash_words(words_of(run.docno))
     found = np.empty(n, dtype=np.int64)
-    for lo in range(0, n, _JOIN_BLOCK):  # a block at a time: the probes' temporaries stay small (7 M-line runs)
+    for lo in range(0, n, _JOIN_BLOCK):  # a block at a time: the probes' temporaries stay in cache
         hi = min(lo + _JOIN_BLOCK, n)
 
         def same(rows: IntArray, entries: IntArray, lo: int = lo) -> np.ndarray:
-            return rows_equal(np.take(words, rows + lo, axis=0), np.take(index.words, index.doc[entries], axis=0))
+            return rows_equal(words_of(run.docno[rows + lo]), np.take(index.words, index.doc[entries], axis=0))
 
         found[lo:hi] = index.index.find(run_to_qrels[run.topic[lo:hi]], hashes[lo:hi], same)
     return found
 
 
-_JOIN_BLOCK = 1 << 20  # run rows probed at once in the join with the qrels
+_JOIN_BLOCK = 1 << 16  # run rows probed at once in the join: the probes' temporaries stay in cache
 
 
 def _select_segments(values: IntArray, offsets: IntArray, pick: IntArray) -> tuple[IntArray, IntArray]:

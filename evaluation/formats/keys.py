@@ -28,7 +28,8 @@ _WORD_MULT = (
 )
 GROUP_MULT = _U(0x8EBC6AF09C88C6E3)
 _SLOT_MULT = _U(0x9E3779B97F4A7C15)
-_FILTER_MULT = _U(0xD6E8FEB86659FD93)
+_FILTER_BITS = 2  # a group's filter has 2**_FILTER_BITS bits per slot of its table
+_FILTER_PER_SLOT = 1 << _FILTER_BITS
 SLOTS_PER_ENTRY = 4  # hash table size per entry (at least; rounded up to a power of two per group)
 
 
@@ -135,21 +136,21 @@ def unique_strings(values: np.ndarray) -> tuple[np.ndarray, IntArray]:
     n = values.size
     if n == 0:
         return values.copy(), np.zeros(0, dtype=np.int64)
-    words = words_of(values)
+    compact = compact_keys(words_of(values))
     change = np.ones(n, dtype=bool)
-    change[1:] = ~rows_equal(words[1:], words[:-1])
+    change[1:] = ~rows_equal(compact[1:], compact[:-1])
     heads = np.flatnonzero(change)
     if heads.size < n:
-        unique, inverse = _unique_rows(values[heads], words[heads])
+        unique, inverse = _unique_rows(values[heads], compact[heads])
         return unique, np.repeat(inverse, np.diff(np.append(heads, n)))
-    return _unique_rows(values, words)
+    return _unique_rows(values, compact)
 
 
-def _unique_rows(values: np.ndarray, words: U64Array) -> tuple[np.ndarray, IntArray]:
-    """``unique_strings`` of values given with their words."""
+def _unique_rows(values: np.ndarray, compact: U64Array) -> tuple[np.ndarray, IntArray]:
+    """``unique_strings`` of values given with their ``compact_keys``."""
     n = values.size
-    order = _order_within_groups(np.zeros(n, dtype=np.int64), words.byteswap())
-    ranked = np.take(words, order, axis=0)
+    order = _order_within_groups(np.zeros(n, dtype=np.int64), compact)
+    ranked = np.take(compact, order, axis=0)
     new = np.ones(n, dtype=bool)
     same = ranked[1:, 0] == ranked[:-1, 0]
     for j in range(1, ranked.shape[1]):
@@ -158,6 +159,62 @@ def _unique_rows(values: np.ndarray, words: U64Array) -> tuple[np.ndarray, IntAr
     inverse = np.empty(n, dtype=np.int64)
     inverse[order] = np.cumsum(new) - 1
     return values[order[new]], inverse
+
+
+def compact_keys(words: U64Array) -> U64Array:
+    """Shorter sort keys with the same byte-wise order and equalities as the strings in ``words``.
+
+    Bits every string shares are dropped (they never decide a comparison) and the others are packed, most
+    significant first, into big-endian words: document ids such as ``clueweb09-en0108-67-02526`` shrink from
+    4 words to 41 bits, so one sort pass of packed keys orders them instead of several.
+    """
+    n, k = words.shape
+    out = np.zeros((n, 1), dtype=np.uint64)
+    if n == 0:
+        return out
+    pieces: list[tuple[U64Array, int, int]] = []  # (big-endian or little-endian column, lowest bit, width)
+    for j in range(k):
+        varying = int(np.bitwise_or.reduce(words[:, j] ^ words[0, j]))
+        big_runs = _bit_runs(int.from_bytes(varying.to_bytes(8, "little"), "big"))
+        byte_runs = [(8 * b + low, width) for b in range(8) for low, width in _bit_runs((varying >> (8 * b)) & 0xFF)]
+        if len(byte_runs) == len(big_runs):  # runs within bytes (digits): read the words as they are
+            pieces.extend((words[:, j], low, width) for low, width in byte_runs)
+        elif big_runs:
+            column = words[:, j].byteswap()
+            pieces.extend((column, low, width) for low, width in big_runs)
+    total = sum(width for _, _, width in pieces)
+    if total > 64:
+        out = np.zeros((n, -(-total // 64)), dtype=np.uint64)
+    col, free = 0, 64  # the word being filled and its bits still free (filled from the top)
+    for column, low, width in pieces:
+        part = column >> _U(low) if low else column.copy()
+        if width < 64:
+            part &= _U((1 << width) - 1)
+        if width <= free:
+            part <<= _U(free - width)
+            out[:, col] |= part
+            free -= width
+        else:  # split across two words
+            rest = width - free
+            out[:, col] |= part >> _U(rest)
+            col, free = col + 1, 64 - rest
+            part &= _U((1 << rest) - 1)
+            part <<= _U(free)
+            out[:, col] |= part
+        if free == 0:
+            col, free = col + 1, 64
+    return out
+
+
+def _bit_runs(bits: int) -> list[tuple[int, int]]:
+    """(lowest bit, width) of each run of set bits in a 64-bit value, most significant run first."""
+    runs = []
+    while bits:
+        top = bits.bit_length()  # the run's highest bit is top - 1
+        low = ((~bits) & ((1 << top) - 1)).bit_length()  # the first clear bit below the run
+        runs.append((low, top - low))
+        bits &= (1 << low) - 1
+    return runs
 
 
 def hash_words(words: U64Array) -> U64Array:
@@ -364,6 +421,8 @@ class GroupedHashIndex:
     Entries of a group share a contiguous table (at least 4 slots per entry, linear probing), so probes
     for rows that come grouped -- a run's rows, topic by topic -- stay within a few kilobytes of memory.
     Built and probed in bulk. Keys only pick candidates: ``find`` confirms each one with ``verify``.
+    Each group also has a presence filter (one byte per bit, four bits per slot) addressed by the same hash
+    bits as its table, two more of them: most absent keys stop at one lookup that stays near the group's others.
     """
 
     def __init__(self, group: IntArray, keys: U64Array, n_groups: int) -> None:
@@ -381,12 +440,12 @@ class GroupedHashIndex:
         self._entry = self._table[:, 1]
         stored = keys | _U(1)
         tags = _tags(stored)
-        # a presence filter (one byte per bit), 16 to 32 bits per entry: most absent keys stop at one lookup
-        filter_bits = min(max(int(16 * max(m, 1)).bit_length(), 12), 27)
-        self._filter_shift = _U(64 - filter_bits)
-        self._filter = np.zeros(1 << filter_bits, dtype=bool)
-        self._filter[self._filter_slot(group, stored)] = True
-        local = self._local(group, stored)
+        self._filter = np.zeros(_FILTER_PER_SLOT * total, dtype=bool)
+        self._filter_base = self._base << _FILTER_BITS
+        self._filter_shift = self._shift - _U(_FILTER_BITS)
+        at = self._filter_slot(group, stored)
+        self._filter[at] = True
+        local = self._local(group, at)
         pending = np.arange(m, dtype=np.int64)
         while pending.size:
             g = group[pending]
@@ -401,15 +460,18 @@ class GroupedHashIndex:
             pending = losers
 
     def _filter_slot(self, group: IntArray, stored: U64Array) -> IntArray:
-        mixed = group.astype(np.uint64)  # one new array, updated in place (runs have millions of rows)
-        mixed *= GROUP_MULT
-        mixed ^= stored
-        mixed *= _FILTER_MULT
-        mixed >>= self._filter_shift
-        return mixed.view(np.int64)  # below 2**27: the same values
+        """Each key's bit in its group's filter: the top bits of its hash, two more than pick its table slot."""
+        mixed = stored * _SLOT_MULT  # one new array, updated in place (runs have millions of rows)
+        mixed >>= self._filter_shift[group]
+        at = mixed.view(np.int64)  # below 2**62: the same values
+        at += self._filter_base[group]
+        return at
 
-    def _local(self, group: IntArray, stored: U64Array) -> IntArray:
-        return ((stored * _SLOT_MULT) >> self._shift[group]).astype(np.int64)
+    def _local(self, group: IntArray, filter_slot: IntArray) -> IntArray:
+        """Each key's home slot within its group's table, from its filter slot (its top bits)."""
+        local = filter_slot - self._filter_base[group]
+        local >>= _FILTER_BITS
+        return local
 
     def find(
         self, group: IntArray, keys: U64Array, verify: Callable[[IntArray, IntArray], BoolArray]
@@ -424,12 +486,13 @@ class GroupedHashIndex:
         if n == 0 or self._keys.size == 0:
             return found
         stored = keys | _U(1)
-        maybe = self._filter[self._filter_slot(group, stored)]
+        at = self._filter_slot(group, stored)
+        maybe = self._filter[at]
         if not bool((group >= 0).all()):
             maybe &= group >= 0
         probes = np.flatnonzero(maybe)
         group, stored = group[probes], stored[probes]
-        local = self._local(group, stored)
+        local = self._local(group, at[probes])
         tags = _tags(stored)
         slot = self._probe(group, tags, local, None)
         todo = np.flatnonzero(slot >= 0)
