@@ -91,6 +91,7 @@ def test_evaluate_loads_the_engine_but_no_scipy_pandas_or_web_stack(tmp_path: Pa
     others = {f"evalserve.cli.{c.module}" for c in COMMANDS} - {"evalserve.cli.evaluate"}
     assert sorted(others & set(modules)) == []
     assert family_code(modules) == ["evaluation.measures.adhoc"], "only the families of the measures asked for"
+    assert "numpy.ma" not in modules, "plain np.unique imports numpy.ma: not on the reading path"
 
 
 #: the code an ad hoc evaluation never needs: the other measure families and what they are built on
