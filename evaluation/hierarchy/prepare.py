@@ -1,4 +1,5 @@
-"""The ``hierarchy`` side input and the ``hierarchies`` prepared input (listed in ``evaluation.side_registry``).
+"""How the ``hierarchies`` prepared input is built from the ``hierarchy`` side input (both declared in
+``evaluation.side_registry``).
 
 Per evaluator (``ctx.cache``), a ``HierarchySource`` turns hierarchy settings into ``LayeredSlots`` once for all
 runs; per run, ``HierarchyInputs`` joins the run with them (``evaluation.hierarchy.layered``). Where the
@@ -21,13 +22,12 @@ from typing import TYPE_CHECKING, Any
 
 from evaluation.docsim.vectors import DocumentSimilarity, DocumentTexts, DocumentVectors
 from evaluation.hierarchy.build import SimilarityFn, TopicJudgments, build_hierarchies, topic_judgments
-from evaluation.hierarchy.jsonio import parse_hierarchies
 from evaluation.hierarchy.layered import HierarchyInputs, LayeredSlots, layered_slots
 from evaluation.hierarchy.model import Hierarchies, HierarchySettings
 from evaluation.intent_ranking import IntentSlots
 from evaluation.measures.base import MeasureError
 from evaluation.model import FloatArray, Qrels
-from evaluation.side_inputs import Preparer, SideInputs, SideKind
+from evaluation.side_inputs import SideInputs
 
 if TYPE_CHECKING:
     from evaluation.side_inputs import PrepareContext
@@ -132,11 +132,3 @@ def build_hierarchy_inputs(ctx: PrepareContext) -> HierarchyInputs:
     return HierarchyInputs(ctx.docs, ctx.qrels, source.layered)
 
 
-HIERARCHY = SideKind(
-    KIND,
-    parse_hierarchies,
-    "intent hierarchies as JSON: super-intents per topic for h=SUP, SUP+WI, SUP+WD, and/or hierarchies exported"
-    " by evalserve (reused when their settings match the measure's h, delta, ...) or made by hand (h=given)",
-)
-
-HIERARCHIES = Preparer(NAME, build_hierarchy_inputs)

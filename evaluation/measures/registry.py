@@ -1,15 +1,17 @@
 """The one registry of measures: built from the families' declarations, it resolves names to measures and
-lists the catalogue. Nothing else in the code base keeps a list of measures."""
+lists the catalogue. Nothing else in the code base keeps a list of measures; ``catalogue.NAMES`` only says which
+family declares a name, so resolving ``AP`` imports the ad hoc family and not the hierarchy or preference code."""
 
 from __future__ import annotations
 
 import difflib
-from collections.abc import Iterable, Iterator
+import importlib
+from collections.abc import Iterable, Iterator, Mapping
 from functools import cache
 from typing import Any
 
-from evaluation.measures import adhoc, diversity, hierarchical, preference, scored, similarity
 from evaluation.measures.base import Measure, MeasureDef, MeasureError, format_value
+from evaluation.measures.catalogue import NAMES
 from evaluation.measures.names import expand_name, parse_name
 
 #: ir_measures parameters with no counterpart of the same name here, and what to write instead.
@@ -21,8 +23,8 @@ IR_MEASURES_PARAMS: dict[str, str] = {
 }
 
 
-#: The families shipped with evalserve; each exposes ``DEFINITIONS``.
-FAMILIES = (adhoc, diversity, similarity, scored, hierarchical, preference)
+#: The families shipped with evalserve (modules ``evaluation.measures.<family>``, each exposing ``DEFINITIONS``).
+FAMILIES: tuple[str, ...] = tuple(NAMES)
 
 
 class Registry:
@@ -47,10 +49,18 @@ class Registry:
     def __len__(self) -> int:
         return len(self._defs)
 
+    def _find(self, name: str) -> MeasureDef | None:
+        """The definition a name or alias gives, exactly or else case-insensitively; None if none does."""
+        return self._lookup.get(name) or self._folded.get(name.lower())
+
+    def _names(self) -> list[str]:
+        """Every name and alias, the candidates for a did-you-mean."""
+        return list(self._lookup)
+
     def definition(self, name: str) -> MeasureDef:
-        found = self._lookup.get(name) or self._folded.get(name.lower())
+        found = self._find(name)
         if found is None:
-            close = difflib.get_close_matches(name, list(self._lookup), n=3, cutoff=0.5)
+            close = difflib.get_close_matches(name, self._names(), n=3, cutoff=0.5)
             hint = f"; did you mean {' or '.join(close)}?" if close else "; `evalserve measures` lists them all"
             raise MeasureError(f"unknown measure {name!r}{hint}")
         return found
@@ -141,10 +151,55 @@ def describe(d: MeasureDef) -> dict[str, Any]:
     }
 
 
+class FamilyRegistry(Registry):
+    """A registry over the shipped families that imports a family when one of its names is resolved, or all of
+    them when the catalogue is listed; it answers exactly as ``Registry`` over every family would."""
+
+    def __init__(self, names: Mapping[str, tuple[str, ...]]) -> None:
+        super().__init__(())
+        self._families = tuple(names)
+        self._family_of = {key: family for family, keys in names.items() for key in keys}
+        # the last spelling folding to a form wins, as in Registry._folded
+        self._spelling = {key.lower(): key for key in self._family_of}
+
+    def _find(self, name: str) -> MeasureDef | None:
+        key = name if name in self._family_of else self._spelling.get(name.lower())
+        if key is None:
+            return None
+        return family_registry(self._family_of[key])._find(key)
+
+    def _names(self) -> list[str]:
+        return list(self._family_of)
+
+    def __iter__(self) -> Iterator[MeasureDef]:
+        return iter(every_family(self._families))
+
+    def __len__(self) -> int:
+        return len(every_family(self._families))
+
+
+@cache
+def family_registry(family: str) -> Registry:
+    """One shipped family's definitions, imported on first use; a family that declares other names than
+    ``catalogue.NAMES`` lists for it is refused, so a stale catalogue fails loudly instead of hiding a measure."""
+    definitions = tuple(importlib.import_module(f"evaluation.measures.{family}").DEFINITIONS)
+    declared = tuple(key for d in definitions for key in (d.name, *d.aliases))
+    if declared != NAMES[family]:
+        raise RuntimeError(f"evaluation/measures/catalogue.py is out of date for the {family} family: it lists"
+                           f" {NAMES[family]}, the family declares {declared}")
+    return Registry(definitions)
+
+
+@cache
+def every_family(families: tuple[str, ...]) -> Registry:
+    """Every definition of ``families``, in order, checked for names declared twice across families."""
+    return Registry(d for family in families for d in family_registry(family))
+
+
 @cache
 def default_registry() -> Registry:
-    """The registry of every family shipped with evalserve (built once; immutable)."""
-    return Registry(d for family in FAMILIES for d in family.DEFINITIONS)
+    """The registry of every family shipped with evalserve (built once; immutable; families load on demand)."""
+    return FamilyRegistry(NAMES)
 
 
 def parse_measure(text: str) -> Measure:

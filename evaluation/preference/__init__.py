@@ -3,7 +3,7 @@ profiles, utility estimates and conditional utilities, stopping distributions, t
 per-profile and pooled estimates, and the preference simulator.
 
 The measures ``Prf`` and ``nPrf`` (``evaluation.measures.preference``) are built on these functions; the side-input
-kinds live in ``evaluation.preference.side`` (not imported here: it needs the evaluator's machinery).
+kinds are declared in ``evaluation.side_registry``, which imports their readers and builders when first called.
 """
 
 from evaluation.preference.ideal import IdealRankings, greedy_ideal

@@ -90,6 +90,32 @@ def test_evaluate_loads_the_engine_but_no_scipy_pandas_or_web_stack(tmp_path: Pa
     assert loaded(modules, *HEAVY) == []
     others = {f"evalserve.cli.{c.module}" for c in COMMANDS} - {"evalserve.cli.evaluate"}
     assert sorted(others & set(modules)) == []
+    assert family_code(modules) == ["evaluation.measures.adhoc"], "only the families of the measures asked for"
+    assert "numpy.ma" not in modules, "plain np.unique imports numpy.ma: not on the reading path"
+
+
+#: the code an ad hoc evaluation never needs: the other measure families and what they are built on
+FAMILY_CODE = ("evaluation.hierarchy", "evaluation.preference", "evaluation.docsim", "evaluation.measures.adhoc",
+               "evaluation.measures.diversity", "evaluation.measures.similarity", "evaluation.measures.scored",
+               "evaluation.measures.hierarchical", "evaluation.measures.preference")
+
+
+def family_code(modules: list[str] | set[str]) -> list[str]:
+    """Which of ``FAMILY_CODE``'s packages ``modules`` imported (a package counts if any of its modules did)."""
+    return [p for p in FAMILY_CODE if any(m == p or m.startswith(p + ".") for m in modules)]
+
+
+def test_a_diversity_measure_loads_the_diversity_family_and_no_other(tmp_path: Path) -> None:
+    found = run_cli(tmp_path, "evaluate", "--qrels", str(SAMPLES / "sample.qrels"), "--run", str(SAMPLES / "bm25.run"),
+                    "-m", "alpha_nDCG@10", "P@10")
+    assert found["code"] == 0
+    assert json.loads(found["stdout"])["runs"]["bm25.run"]["alpha_nDCG@10"]["mean"] > 0
+    assert family_code(found["modules"]) == ["evaluation.measures.adhoc", "evaluation.measures.diversity"]
+
+
+def test_listing_the_measures_loads_every_family(tmp_path: Path) -> None:
+    found = run_cli(tmp_path, "measures", "--format", "json")
+    assert set(family_code(found["modules"])) >= {p for p in FAMILY_CODE if p.startswith("evaluation.measures.")}
 
 
 @pytest.mark.parametrize("argv", [["measures", "AP"], ["measures", "--format", "json"], ["demo"]])
