@@ -1,7 +1,7 @@
 """A job's stored runs as engine inputs, fetched one at a time: ``load_inputs`` parses each run as it reaches
 it, so a job holds one run's bytes at a time, never all of them, and no database session keeps a blob row alive
-while the engine works (an MS MARCO run is 85 MB gzipped, 250 MB as text). A large run is parsed as it
-streams from its stored bytes (``service.streamed_runs``)."""
+while the engine works (an MS MARCO run is 85 MB gzipped, 250 MB as text). A large run is parsed from a
+temporary file (``service.streamed_runs``)."""
 
 from __future__ import annotations
 

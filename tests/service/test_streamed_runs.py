@@ -1,6 +1,6 @@
-"""Large runs parsed as they stream from their bytes (``service.streamed_runs``): the same ``Run`` as from
-bytes, for plain text and multi-member gzip; anything the ``Blob`` path would report (a limit, a NUL byte, a
-corrupt or truncated stream, a warning) is left to it (None)."""
+"""Large runs parsed from a temporary file (``service.streamed_runs``): the same ``Run`` as from bytes, for
+plain text and multi-member gzip; anything the ``Blob`` path would report (a limit, a NUL byte, a corrupt or
+truncated stream, a byte-order mark, a warning) is left to it (None)."""
 
 from __future__ import annotations
 
@@ -47,15 +47,6 @@ def test_what_the_blob_path_reports_is_left_to_it(text: bytes) -> None:
     assert parse_streamed(gzip.compress(text), "a", DecodeLimits(max_bytes=len(text) - 1)) is None
     assert parse_streamed(text, "a", DecodeLimits(max_line_bytes=10)) is None
     assert parse_streamed(text.replace(b" Q0 ", b" Q\0 ", 1), "a", LIMITS) is None, "binary"
+    assert parse_streamed(b"\xef\xbb\xbf" + text, "a", LIMITS) is None, "byte-order mark"
     assert parse_streamed(text.replace(b" 1 ", b" one ", 1), "a", LIMITS) is None, "a warning"
     assert parse_streamed(b"", "a", LIMITS) is None
-
-
-def test_a_byte_order_mark_gives_the_blob_paths_run(text: bytes) -> None:
-    """A marked file leaves the block reader for the engine's general reader, which drops the mark as the
-    ``Blob`` path does: the same run, no problem."""
-    marked = b"\xef\xbb\xbf" + text
-    streamed, expected = parse_streamed(marked, "a", LIMITS), parse_run(Blob.from_bytes(marked, "a")).value
-    assert streamed is not None and expected is not None
-    for column in ("topic", "docno", "score", "rank"):
-        assert np.array_equal(getattr(streamed, column), getattr(expected, column)), column
