@@ -140,16 +140,22 @@ def write_run(path: Path, rng: np.random.Generator, w: Workload, topics: list[st
     return len(names)
 
 
+def fresh_folder(out: Path, name: str) -> Path:
+    """``out/name``, with an empty ``runs/`` folder (the runs of an earlier generation removed)."""
+    folder = out / name
+    (folder / "runs").mkdir(parents=True, exist_ok=True)
+    for old in (folder / "runs").glob("*.txt"):
+        old.unlink()
+    return folder
+
+
 def generate(out: Path, seed: int, names: set[str]) -> None:
     for i, w in enumerate(WORKLOADS):
         if w.name not in names:
             continue
         start = time.perf_counter()
         rng = np.random.default_rng([seed, i])
-        folder = out / w.name
-        (folder / "runs").mkdir(parents=True, exist_ok=True)
-        for old in (folder / "runs").glob("*.txt"):
-            old.unlink()
+        folder = fresh_folder(out, w.name)
         topics = topic_labels(rng, w)
         docs, quality = candidates(rng, w)
         n_qrels = write_qrels(folder / "qrels.txt", rng, w, topics, docs, quality)
@@ -267,10 +273,7 @@ def generate_diversity(out: Path, seed: int, data: Path) -> None:
     """
     start = time.perf_counter()
     rng = np.random.default_rng([seed, len(WORKLOADS)])
-    folder = out / "diversity"
-    (folder / "runs").mkdir(parents=True, exist_ok=True)
-    for old in (folder / "runs").glob("*.txt"):
-        old.unlink()
+    folder = fresh_folder(out, "diversity")
     shutil.copyfile(data / DIVERSITY_QRELS, folder / "qrels.txt")
     real = [read_real_run(_real_run_path(data, name)) for name in REAL_RUNS]
     topics = sorted(set().union(*real), key=int)
@@ -332,10 +335,7 @@ def generate_intents(out: Path, seed: int) -> None:
     start = time.perf_counter()
     w = INTENTS
     rng = np.random.default_rng([seed, 100])
-    folder = out / w.name
-    (folder / "runs").mkdir(parents=True, exist_ok=True)
-    for old in (folder / "runs").glob("*.txt"):
-        old.unlink()
+    folder = fresh_folder(out, w.name)
     topics = topic_labels(rng, w)
     docs, quality = candidates(rng, w)
     n_qrels = write_intent_qrels(folder / "qrels.txt", rng, w, topics, docs, quality)

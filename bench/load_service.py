@@ -26,7 +26,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from tests.conftest import shared_data_dir  # noqa: E402
-from tests.service.live import LiveService, postgres_database, service_env  # noqa: E402
+from tests.service.live import LiveService, deployed  # noqa: E402
 
 MEASURES = "AP P@10 nDCG@10 ERR@20 alpha_nDCG@20 ERR_IA@20 NRBP StRecall@20"
 
@@ -73,12 +73,8 @@ def main() -> int:
     qrels = data / "trec-web-2009-2014" / "2012" / "qrels-for-ndeval.txt"
     run = (data / "trec-web-2012-runs" / "runs" / "ql-results-catb.txt.gz").read_bytes()
     with tempfile.TemporaryDirectory() as tmp, ExitStack() as cleanup:
-        url = cleanup.enter_context(postgres_database()) if args.backend == "redis-postgres" else None
-        service = LiveService(service_env(Path(tmp), args.backend, url), logs=Path(tmp))
-        service.setup()
-        cleanup.callback(service.stop)
-        service.start_api(workers=args.api_workers)
-        service.start_worker(concurrency=args.concurrency)
+        service = cleanup.enter_context(deployed(Path(tmp), args.backend, api_workers=args.api_workers,
+                                                 concurrency=args.concurrency))
         with service.client() as http:
             collection = http.post("/v1/collections", data={"name": "web2012"},
                                    files={"qrels": qrels.open("rb")}).json()["id"]

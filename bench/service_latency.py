@@ -36,7 +36,7 @@ sys.path.insert(0, str(ROOT / "clients" / "python"))
 from evalserve_client import Client  # noqa: E402
 
 from tests.conftest import shared_data_dir  # noqa: E402
-from tests.service.live import LiveService, postgres_database, service_env  # noqa: E402
+from tests.service.live import LiveService, deployed  # noqa: E402
 
 MEASURES = ["P@10", "AP", "nDCG@10"]
 
@@ -118,12 +118,8 @@ def main() -> int:
     qrels = data / "trec-web-2009-2014" / "2012" / "qrels.adhoc.txt"
     run = data / "trec-web-2012-runs" / "runs" / "ql-results-catb.txt.gz"
     with tempfile.TemporaryDirectory() as tmp, ExitStack() as cleanup:
-        url = cleanup.enter_context(postgres_database()) if args.backend == "redis-postgres" else None
-        service = LiveService(service_env(Path(tmp), args.backend, url), logs=Path(tmp))
-        service.setup()
-        cleanup.callback(service.stop)
-        service.start_api(workers=args.api_workers)
-        service.start_worker(concurrency=args.concurrency)
+        service = cleanup.enter_context(deployed(Path(tmp), args.backend, api_workers=args.api_workers,
+                                                 concurrency=args.concurrency))
         client = cleanup.enter_context(Client(service.url, service.token))
         requests: list[tuple[str, float]] = []
         client._http.event_hooks["response"].append(

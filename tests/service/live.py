@@ -211,3 +211,17 @@ def service_env(tmp: Path, backend: str, database_url: str | None = None, **extr
 
 def python() -> str:
     return sys.executable
+
+
+@contextmanager
+def deployed(home: Path, backend: str, *, api_workers: int, concurrency: int) -> Iterator[LiveService]:
+    """A running service for the benchmarks: ``backend`` ``embedded``, or ``redis-postgres`` on a database made
+    for it; migrated, its API and ``concurrency`` worker processes started under ``home``, all stopped on exit."""
+    with contextlib.ExitStack() as cleanup:
+        url = cleanup.enter_context(postgres_database()) if backend == "redis-postgres" else None
+        service = LiveService(service_env(home, backend, url), logs=home)
+        service.setup()
+        cleanup.callback(service.stop)
+        service.start_api(workers=api_workers)
+        service.start_worker(concurrency=concurrency)
+        yield service
