@@ -32,7 +32,7 @@ from evaluation.report import engine_version
 from service import webhook_http, webhook_targets
 from service.config import Settings
 from service.db import Database
-from service.models import WEBHOOK_EVENTS, Job, Webhook, WebhookDelivery, as_utc, new_id, utcnow
+from service.models import WEBHOOK_EVENTS, Job, Task, Webhook, WebhookDelivery, as_utc, new_id, utcnow
 from workers.celery_app import DELIVER_WEBHOOK_TASK
 
 log = logging.getLogger(__name__)
@@ -343,10 +343,11 @@ def public_log_entry(entry: Any) -> dict[str, Any]:
 def ping_wait_seconds(session: Session, hook: Webhook, settings: Settings) -> float:
     """0 if ``hook`` may be pinged now, else the seconds until it may: one ping per webhook per
     ``webhook_ping_interval_seconds`` and ``webhook_task_pings_per_minute`` over the task's webhooks (deleted ones
-    count too). Counted from the delivery rows, so the limit holds across API processes; the task's webhook rows
-    are locked first (a no-op UPDATE: a row lock on PostgreSQL, the write lock on SQLite) so concurrent pings of
-    one task are counted one after the other. The caller records the ping in the same transaction."""
-    session.execute(update(Webhook).where(Webhook.task_id == hook.task_id).values(active=Webhook.active)
+    count too). Counted from the delivery rows, so the limit holds across API processes; the task's row is locked
+    first (a no-op UPDATE: one row lock on PostgreSQL, the write lock on SQLite) so concurrent pings of one task
+    are counted one after the other -- one row, so concurrent requests cannot deadlock as when each locked all
+    the task's webhook rows. The caller records the ping in the same transaction."""
+    session.execute(update(Task).where(Task.id == hook.task_id).values(name=Task.name)
                     .execution_options(synchronize_session=False))
     now = utcnow()
     interval = timedelta(seconds=settings.webhook_ping_interval_seconds)
