@@ -95,6 +95,14 @@ def offline(shared_data: Path, runs: list[Path], capsys: pytest.CaptureFixture[s
     return document
 
 
+def unsplit(tmp_path: Path, qrels: bytes, files: list[tuple[str, bytes]]) -> tuple[Deployment, str]:
+    """The reference: the same job run whole by one worker (splitting off); its deployment and job id."""
+    one = Deployment(tmp_path / "one", EVALSERVE_SPLIT_RUNS="0")
+    whole = one.job(one.collection(qrels), files)
+    assert run_job(one.ctx, whole) == "succeeded"
+    return one, whole
+
+
 def test_slices_keep_order_and_differ_by_at_most_one() -> None:
     cut = slices([str(i) for i in range(41)], 4)
     assert [len(s) for s in cut] == [11, 10, 10, 10] and [r for s in cut for r in s] == [str(i) for i in range(41)]
@@ -108,9 +116,7 @@ def test_a_split_job_gives_the_document_of_one_worker_and_of_the_cli(
         tmp_path: Path, qrels: bytes, runs: list[Path], shared_data: Path,
         capsys: pytest.CaptureFixture[str]) -> None:
     files = [(p.name, p.read_bytes()) for p in runs]
-    one = Deployment(tmp_path / "one", EVALSERVE_SPLIT_RUNS="0")
-    whole = one.job(one.collection(qrels), files)
-    assert run_job(one.ctx, whole) == "succeeded"
+    one, whole = unsplit(tmp_path, qrels, files)
 
     split = Deployment(tmp_path / "split", EVALSERVE_SPLIT_RUNS="10")
     job_id = split.job(split.collection(qrels), files)
@@ -130,9 +136,7 @@ def test_a_split_job_gives_the_document_of_one_worker_and_of_the_cli(
 
 def test_a_part_whose_worker_died_is_run_again(tmp_path: Path, qrels: bytes, runs: list[Path]) -> None:
     files = [(p.name, p.read_bytes()) for p in runs[:20]]
-    one = Deployment(tmp_path / "one", EVALSERVE_SPLIT_RUNS="0")
-    whole = one.job(one.collection(qrels), files)
-    assert run_job(one.ctx, whole) == "succeeded"
+    one, whole = unsplit(tmp_path, qrels, files)
 
     d = Deployment(tmp_path / "split", EVALSERVE_SPLIT_RUNS="10")
     job_id = d.job(d.collection(qrels), files)
