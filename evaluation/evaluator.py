@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -22,6 +23,7 @@ from evaluation.problems import InputError, Problem
 from evaluation.ranking import TIE_POLICIES, rank_run
 from evaluation.side_inputs import PrepareContext, SideInputs
 from evaluation.side_registry import PREPARERS
+from evaluation.task_pool import Pending, TaskPool
 
 #: Topics named in a message before it says "...".
 SHOWN_TOPICS = 10
@@ -157,8 +159,22 @@ class Evaluator:
             found = self._slots[level] = intent_slots(self.qrels, level, self.intent_weights)
         return found
 
-    def evaluate(self, run: Run) -> RunScores:
-        """Per-topic values of every measure for one run."""
+    def warm_up(self) -> None:
+        """Do the run-independent work now -- the judgments' join index and ideal lists, intent slots, greedy
+        ideal rankings of every judged topic -- by evaluating a run of one document per judged topic (its
+        values are dropped), so that the first real run finds it done (``pipeline.load_inputs(on_judgments=)``
+        does it while the runs are still being read)."""
+        qrels = self.qrels
+        n = len(qrels.topics)
+        if n == 0 or qrels.docnos.size == 0:
+            return
+        placeholder = Run("<warm-up>", qrels.topics, np.arange(n, dtype=np.int64), np.repeat(qrels.docnos[:1], n),
+                          np.zeros(n), np.ones(n, dtype=np.int64))
+        self.evaluate(placeholder)
+
+    def evaluate(self, run: Run, pool: TaskPool | None = None) -> RunScores:
+        """Per-topic values of every measure for one run; with a ``pool``, the join's blocks and the measures
+        are computed on its threads (the same values)."""
         if self.ties == "rank" and not run.ranks_valid:
             raise InputError.single(
                 "rank-not-integer",
@@ -167,7 +183,7 @@ class Evaluator:
             )
         topics = evaluated_topics(self.qrels, run.topics, self.topics)
         ranking = rank_run(run, self.ties)
-        judged = judge_ranking(self.qrels, ranking, topics)
+        judged = judge_ranking(self.qrels, ranking, topics, pool)
         prepared: dict[str, Any] = {"adhoc": judged}
 
         def prepare(kind: str) -> Any:
@@ -180,8 +196,18 @@ class Evaluator:
                     prepared[kind] = PREPARERS[kind].build(context)
             return prepared[kind]
 
-        values = {m.label: np.asarray(m.compute(prepare(m.definition.inputs[0])), dtype=np.float64)
-                  for m in self.measures}
+        def compute(m: Measure, data: Any) -> FloatArray:
+            return np.asarray(m.compute(data), dtype=np.float64)
+
+        # With a pool, ad hoc measures are computed on its threads: they only read the joined ranking (and
+        # cache what they derive from it, cheaply, maybe twice). Measures of other inputs share costly
+        # memos (novelty gains, ideal profiles) and stay on this thread.
+        pieces: dict[str, Pending[FloatArray]] = {}
+        if pool is not None and sum(m.definition.inputs[0] == "adhoc" for m in self.measures) > 1:
+            pieces = {m.label: pool.submit(partial(compute, m, judged))
+                      for m in self.measures if m.definition.inputs[0] == "adhoc"}
+        values = {m.label: pieces[m.label].result() if m.label in pieces
+                  else compute(m, prepare(m.definition.inputs[0])) for m in self.measures}
         return RunScores(run.name, topics, values, tuple(self._fit_warnings(run, topics)),
                          canonical={m.label: m.name for m in self.measures},
                          aggregates={m.label: m.definition.aggregate for m in self.measures

@@ -8,6 +8,7 @@ segment sums over these arrays (spec 1.2-1.5).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Literal, get_args
 
 import numpy as np
@@ -17,6 +18,7 @@ from evaluation.formats.lexer import words_of
 from evaluation.model import DOCNO_HASHES, FloatArray, IntArray, Qrels, Run, derive
 from evaluation.ranking import Ranking
 from evaluation.segments import expand_ranges, segmented_cumsum
+from evaluation.task_pool import TaskPool
 
 TopicPolicy = Literal["common", "complete"]
 TOPIC_POLICIES: tuple[str, ...] = get_args(TopicPolicy)
@@ -128,8 +130,10 @@ class JudgedRanking:
         return hit
 
 
-def judge_ranking(qrels: Qrels, ranking: Ranking, topics: tuple[str, ...]) -> JudgedRanking:
-    """Join a ranking with the qrels' single-aspect view, restricted to (and ordered by) ``topics``."""
+def judge_ranking(qrels: Qrels, ranking: Ranking, topics: tuple[str, ...],
+                  pool: TaskPool | None = None) -> JudgedRanking:
+    """Join a ranking with the qrels' single-aspect view, restricted to (and ordered by) ``topics``; with a
+    ``pool``, blocks of the run are joined on its threads (the same result)."""
     run = ranking.run
     index = _index_of(qrels)
     if topics == run.topics:  # the usual case: every topic of the run is evaluated, in the same order
@@ -146,7 +150,7 @@ def judge_ranking(qrels: Qrels, ranking: Ranking, topics: tuple[str, ...]) -> Ju
         counts = np.bincount(topic_of, minlength=len(topics))
         offsets = np.concatenate(([0], np.cumsum(counts))).astype(np.int64)
         rank = _positions(offsets)
-    entry = _judgments_of(qrels, run)[order]
+    entry = _judgments_of(qrels, run, pool)[order]
     judged = entry >= 0
     grade = index.grade_or_zero[entry]  # entry -1 reads the appended 0
     ideal, ideal_offsets, ideal_memo = index.ideal_lists(qrels, topics)
@@ -201,7 +205,7 @@ def _index_of(qrels: Qrels) -> _QrelsIndex:
     return index
 
 
-def _judgments_of(qrels: Qrels, run: Run) -> IntArray:
+def _judgments_of(qrels: Qrels, run: Run, pool: TaskPool | None = None) -> IntArray:
     """For every row of the run (file order), its entry in ``qrels.adhoc`` or -1 when not judged."""
     index = _index_of(qrels)
     n = len(run)
@@ -212,13 +216,23 @@ def _judgments_of(qrels: Qrels, run: Run) -> IntArray:
     if hashes is None or run.docno.flags.writeable:
         hashes = hash_words(words_of(run.docno))
     found = np.empty(n, dtype=np.int64)
-    for lo in range(0, n, _JOIN_BLOCK):  # a block at a time: the probes' temporaries stay in cache
+
+    def join(lo: int) -> None:
+        """Rows ``lo`` to ``lo + _JOIN_BLOCK``: the probes' temporaries stay in cache."""
         hi = min(lo + _JOIN_BLOCK, n)
 
-        def same(rows: IntArray, entries: IntArray, lo: int = lo) -> np.ndarray:
+        def same(rows: IntArray, entries: IntArray) -> np.ndarray:
             return rows_equal(words_of(run.docno[rows + lo]), np.take(index.words, index.doc[entries], axis=0))
 
         found[lo:hi] = index.index.find(run_to_qrels[run.topic[lo:hi]], hashes[lo:hi], same)
+
+    blocks = range(0, n, _JOIN_BLOCK)
+    if pool is None or len(blocks) < 4:
+        for lo in blocks:
+            join(lo)
+    else:
+        for piece in [pool.submit(partial(join, lo)) for lo in blocks]:
+            piece.result()
     return found
 
 
@@ -258,3 +272,4 @@ def _positions(offsets: IntArray) -> IntArray:
     out[offsets[:-1][filled][1:]] -= counts[filled][:-1]
     np.cumsum(out, out=out)
     return out
+

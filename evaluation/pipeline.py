@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import PurePath
 from typing import Any
 
@@ -24,12 +25,19 @@ from evaluation.problems import NothingScored as NothingScored  # defined there:
 from evaluation.report import Report
 from evaluation.side_inputs import SideInputs
 from evaluation.side_registry import side_reader
+from evaluation.task_pool import Pending, TaskPool, task_pool
 
 #: Judgment file layouts: ``auto`` tells EvALL's 5-column TSV from TREC/NTCIR qrels by the first line.
 QRELS_FORMATS = ("auto", "trec", "evall")
 
 #: An input as given to ``load_inputs``: its bytes, or the error met opening it (reported with the others).
 Opened = Blob | InputError
+
+#: ``on_judgments(qrels, intent_weights)``: called by ``load_inputs`` as soon as the judgments are read.
+OnJudgments = Callable[[Qrels, "IntentWeights | None"], None]
+
+#: An input ``load_inputs`` opens itself, when it reads it (on a reader thread, with ``threads`` > 1).
+Opening = Callable[[], Opened]
 
 #: ``progress(stage, fraction)``: called as the work advances; it may raise to stop the evaluation.
 Progress = Callable[[str, float], None]
@@ -73,36 +81,54 @@ def parse_judgments(blob: Blob, fmt: str = "auto") -> Parsed[tuple[Qrels, Intent
     return Parsed(value, parsed.problems, parsed.omitted_errors, parsed.omitted_warnings)
 
 
+@dataclass(frozen=True)
+class _Read:
+    """What reading one input gave: its parse (``parsed``), or the value it already was (``value``), or why it
+    could not be opened (``error``); ``file`` is (name in ``meta.inputs``, sha256) when it was a file."""
+
+    parsed: Parsed[Any] | None = None
+    value: Any = None
+    error: InputError | None = None
+    file: tuple[str, str] | None = None
+
+
+def _read(source: Any, reader: Callable[[Blob], Parsed[Any]], pool: TaskPool | None = None) -> _Read:
+    """Parse one input with ``reader``; a ``RunFile`` is read from its path (hashed on the way); an input
+    already parsed (a ``Run``, ``IntentWeights`` ...) is taken as it is. Touches nothing shared, so inputs can
+    be read on several threads (and a run file's chunks on those of ``pool``)."""
+    if callable(source):
+        source = source()
+    if isinstance(source, InputError):
+        return _Read(error=source)
+    if isinstance(source, RunFile):
+        parsed, sha256 = parse_run_file(source, pool)
+        return _Read(parsed, file=(file_label_of(source.name), sha256) if sha256 is not None else None)
+    if isinstance(source, Blob):
+        return _Read(reader(source), file=(file_label(source), source.sha256))
+    return _Read(value=source)
+
+
 class _Collector:
     """Gathers the problems of several readers so that all of them are reported at once."""
 
     def __init__(self) -> None:
         self.problems: list[Problem] = []
         self.omitted = 0
+        self.files: dict[str, str] = {}
 
-    def take(self, parsed: Parsed[Any]) -> Any:
-        self.problems.extend(parsed.problems)
-        self.omitted += parsed.omitted_errors
-        return parsed.value
-
-    def read(self, source: Any, files: dict[str, str], reader: Callable[[Blob], Parsed[Any]]) -> Any:
-        """Parse one input with ``reader`` (recording its hash), or record why it could not be opened; an input
-        already parsed (a ``Run``, ``IntentWeights`` ...) is taken as it is."""
-        if not isinstance(source, (Blob, InputError)):
-            return source
-        if isinstance(source, InputError):
-            self.problems.extend(source.problems)
-            self.omitted += source.omitted
+    def take(self, read: _Read) -> Any:
+        """The input's value (None when it has errors), its problems and file hash recorded in input order."""
+        if read.error is not None:
+            self.problems.extend(read.error.problems)
+            self.omitted += read.error.omitted
             return None
-        files[file_label(source)] = source.sha256
-        return self.take(reader(source))
-
-    def read_file(self, source: RunFile, files: dict[str, str]) -> Any:
-        """Parse a run straight from its file, recording the hash taken while it was read."""
-        parsed, sha256 = parse_run_file(source)
-        if sha256 is not None:
-            files[file_label_of(source.name)] = sha256
-        return self.take(parsed)
+        if read.file is not None:
+            self.files[read.file[0]] = read.file[1]
+        if read.parsed is None:
+            return read.value
+        self.problems.extend(read.parsed.problems)
+        self.omitted += read.parsed.omitted_errors
+        return read.parsed.value
 
     @property
     def errors(self) -> list[Problem]:
@@ -114,41 +140,55 @@ class _Collector:
 
 
 def load_inputs(
-    qrels: Opened | Qrels,
+    qrels: Opened | Opening | Qrels,
     runs: Sequence[Opened | Run | RunFile],
     *,
     qrels_format: str = "auto",
     intent_weights: Opened | IntentWeights | None = None,
     side: Mapping[str, Opened] | None = None,
     progress: Progress | None = None,
+    threads: int = 1,
+    on_judgments: OnJudgments | None = None,
 ) -> Inputs:
     """Parse every input; if any has an error, raise InputError with every problem of every file (warnings
     included, in file order, so that one pass shows everything to fix). Inputs already parsed are taken as they
-    are (they have no file hash in ``files``); a ``RunFile`` is read from its path in bounded memory."""
+    are (they have no file hash in ``files``); a ``RunFile`` is read from its path in bounded memory. With
+    ``threads`` > 1 the inputs are read at the same time (``task_pool``); the result is the same.
+    ``on_judgments`` is called with judgments read from a file as soon as they are read, so work that needs
+    only them (``Evaluator.warm_up``) is done while the runs are still being read."""
     found = _Collector()
-    files: dict[str, str] = {}
-    if isinstance(qrels, Qrels):
-        judged: tuple[Qrels, IntentWeights | None] | None = (qrels, None)
-    else:
-        judged = found.read(qrels, files, lambda blob: parse_judgments(blob, qrels_format))
-    weights = judged[1] if judged else None
-    if intent_weights is not None:
-        weights = found.read(intent_weights, files, parse_intent_weights)
-    side_values = {kind: found.read(source, files, side_reader(kind)) for kind, source in (side or {}).items()}
-    parsed_runs: list[Run] = []
-    for i, blob in enumerate(runs):
-        if progress is not None:
-            name = blob.name if isinstance(blob, (Blob, Run, RunFile)) else "?"
-            progress(f"reading run {i + 1} of {len(runs)}: {file_label_of(name)}", i / max(1, len(runs)))
-        if isinstance(blob, RunFile):
-            parsed_runs.append(found.read_file(blob, files))
-        else:
-            parsed_runs.append(found.read(blob, files, parse_run))
+    with task_pool(threads) as pool:
+        judging = None if isinstance(qrels, Qrels) else pool.submit(
+            lambda: _read(qrels, lambda blob: _judgments(blob, qrels_format, on_judgments)))
+        weighing = None if intent_weights is None else pool.submit(
+            lambda: _read(intent_weights, parse_intent_weights))
+        siding = {kind: pool.submit(partial(_read, source, side_reader(kind))) for kind, source in (side or {}).items()}
+        reading = [pool.submit(partial(_read, source, parse_run, pool if pool.parallel else None)) for source in runs]
+        judged: tuple[Qrels, IntentWeights | None] | None = (
+            (qrels, None) if judging is None else found.take(judging.result()))  # type: ignore[assignment]
+        weights = judged[1] if judged else None
+        if weighing is not None:
+            weights = found.take(weighing.result())
+        side_values = {kind: found.take(pending.result()) for kind, pending in siding.items()}
+        parsed_runs: list[Run] = []
+        for i, (source, pending) in enumerate(zip(runs, reading)):
+            if progress is not None:
+                name = source.name if isinstance(source, (Blob, Run, RunFile)) else "?"
+                progress(f"reading run {i + 1} of {len(runs)}: {file_label_of(name)}", i / max(1, len(runs)))
+            parsed_runs.append(found.take(pending.result()))
     if found.errors or found.omitted:
         raise InputError(found.problems, found.omitted)
     check_run_names(parsed_runs)
     assert judged is not None  # no errors were reported, so every reader produced its value
-    return Inputs(judged[0], parsed_runs, weights, SideInputs(side_values), files, found.warnings)
+    return Inputs(judged[0], parsed_runs, weights, SideInputs(side_values), found.files, found.warnings)
+
+
+def _judgments(blob: Blob, fmt: str, then: OnJudgments | None) -> Parsed[tuple[Qrels, IntentWeights | None]]:
+    """``parse_judgments``, then ``then`` on what it read (on this reader thread)."""
+    parsed = parse_judgments(blob, fmt)
+    if then is not None and parsed.value is not None:
+        then(*parsed.value)
+    return parsed
 
 
 def check_run_names(runs: Sequence[Run]) -> None:
@@ -194,14 +234,29 @@ def run_evaluation(
     ties: str = "trec",
     topics: str = "common",
     progress: Progress | None = None,
+    threads: int = 1,
+    evaluator: Evaluator | None = None,
 ) -> Report:
-    """Evaluate every run of ``inputs`` with the measures and policies; progress is reported after each run."""
-    evaluator = build_evaluator(inputs, measures, ties=ties, topics=topics)
+    """Evaluate every run of ``inputs`` with the measures and policies; progress is reported after each run.
+    With ``threads`` > 1 the runs after the first are evaluated at the same time (``task_pool``); the report
+    is the same. ``evaluator``: one already built (and warmed up) for these judgments, measures and policies."""
+    if evaluator is None or evaluator.qrels is not inputs.qrels:
+        evaluator = build_evaluator(inputs, measures, ties=ties, topics=topics)
+    else:
+        check_scored(inputs.qrels, inputs.runs)
     scores: list[RunScores] = []
-    for i, run in enumerate(inputs.runs):
-        if progress is not None:
-            progress(f"evaluating run {i + 1} of {len(inputs.runs)}: {run.name}", i / max(1, len(inputs.runs)))
-        scores.append(evaluator.evaluate(run))
+    with task_pool(threads) as pool:
+        # the first run is evaluated alone: it builds what the runs share (join index, ideal lists, greedy
+        # ideals), so the others, evaluated together, find it built instead of each building it
+        rest: list[Pending[RunScores]] = []
+        for i, run in enumerate(inputs.runs):
+            if progress is not None:
+                progress(f"evaluating run {i + 1} of {len(inputs.runs)}: {run.name}", i / max(1, len(inputs.runs)))
+            if i == 0:  # alone: its join blocks and measures go to the pool instead
+                scores.append(evaluator.evaluate(run, pool if pool.parallel else None))
+                rest = [pool.submit(partial(evaluator.evaluate, later)) for later in inputs.runs[1:]]
+            else:
+                scores.append(rest[i - 1].result())
     warnings = list(inputs.warnings) + [w for s in scores for w in s.warnings]
     if progress is not None:
         progress("evaluated", 1.0)

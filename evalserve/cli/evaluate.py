@@ -10,21 +10,26 @@ import argparse
 import os
 import sys
 from collections.abc import Sequence
+from functools import partial
 from pathlib import Path
 from typing import Any
 
+from evalserve.cli.allocator import keep_freed_memory
 from evalserve.cli.commands import help_of
+from evaluation.evaluator import Evaluator
 from evaluation.formats import load
 from evaluation.formats.source import DecodeLimits
 from evaluation.formats.trec_run import RunFile
 from evaluation.judged_ranking import TOPIC_POLICIES
 from evaluation.measures.base import MeasureError
 from evaluation.measures.registry import default_registry
+from evaluation.model import IntentWeights, Qrels
 from evaluation.pipeline import QRELS_FORMATS, Opened, load_inputs, run_evaluation
 from evaluation.problems import InputError, Problem
 from evaluation.ranking import TIE_POLICIES
 from evaluation.report import FORMATS
 from evaluation.side_registry import SIDE_KINDS
+from evaluation.task_pool import usable_cores
 
 #: Measures reported when no -m is given: trec_eval's most used ones.
 DEFAULT_MEASURES = ("AP", "P@10", "nDCG@10", "RR", "Rprec", "Bpref")
@@ -59,22 +64,50 @@ def register(sub: Any) -> None:
                    help="common = topics in run and qrels; complete = every qrels topic (trec_eval -c)")
     p.add_argument("-o", "--output", metavar="FILE", help="write results here instead of standard output")
     p.add_argument("-q", "--quiet", action="store_true", help="do not print warnings")
+    p.add_argument("--threads", type=_threads, default=None, metavar="N",
+                   help="read and evaluate on up to N threads (default: the usable cores, at most 4; 1: none);"
+                   " the results are the same")
     p.set_defaults(handler=run)
 
 
+def _threads(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError("must be 1 or more")
+    return value
+
+
 def run(args: argparse.Namespace) -> int:
+    keep_freed_memory()
+    if args.threads is None:
+        args.threads = usable_cores()
     try:
         measures = default_registry().parse_all(args.measures or DEFAULT_MEASURES)
         bad_measures = None
     except MeasureError as exc:  # reported with the inputs' problems, in one pass
         measures, bad_measures = [], exc
+    side = side_files(args)
+    warmed: list[Evaluator] = []
+
+    def warm_up(qrels: Qrels, weights: IntentWeights | None) -> None:
+        """The evaluator, built and warmed up while the runs are read (judgments alone decide it here)."""
+        if measures and not side and not args.intent_weights:
+            try:
+                evaluator = Evaluator(qrels, measures, args.ties, args.topics, weights)
+                evaluator.warm_up()
+            except Exception:  # only a head start: the evaluation meets (and reports) the same problem again
+                return
+            warmed.append(evaluator)
+
     try:
         inputs = load_inputs(
-            open_input(args.qrels),
+            partial(open_input, args.qrels),
             [open_run(path) for path in args.runs],
             qrels_format=args.qrels_format,
             intent_weights=open_input(args.intent_weights) if args.intent_weights else None,
-            side=side_files(args),
+            side=side,
+            threads=args.threads,
+            on_judgments=warm_up,
         )
     except InputError as exc:
         if bad_measures is None:
@@ -83,7 +116,8 @@ def run(args: argparse.Namespace) -> int:
         raise InputError([*exc.problems, *named], exc.omitted) from None
     if bad_measures is not None:
         raise bad_measures
-    report = run_evaluation(inputs, measures, ties=args.ties, topics=args.topics)
+    report = run_evaluation(inputs, measures, ties=args.ties, topics=args.topics, threads=args.threads,
+                            evaluator=warmed[0] if warmed else None)
     _print_warnings(report.warnings, args.quiet)
     text = report.render(args.format, args.per_topic)
     if args.output:

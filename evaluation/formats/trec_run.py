@@ -13,8 +13,9 @@ import os
 import stat
 import threading
 import zlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -52,6 +53,7 @@ from evaluation.formats.source import (
 )
 from evaluation.model import DOCNO_HASHES, Run
 from evaluation.problems import InputError, Parsed, ProblemLog
+from evaluation.task_pool import TaskPool
 
 COLUMNS = 6
 _CHUNK_MIN = 1 << 20  # bytes of text per chunk in the plain-layout reader
@@ -95,8 +97,9 @@ class RunFile:
         return self.path
 
 
-def parse_run_file(source: RunFile) -> tuple[Parsed[Run], str | None]:
-    """Read a run file and the SHA-256 of its bytes as stored (None when it could not be opened).
+def parse_run_file(source: RunFile, pool: TaskPool | None = None) -> tuple[Parsed[Run], str | None]:
+    """Read a run file and the SHA-256 of its bytes as stored (None when it could not be opened); with a
+    ``pool``, the chunks of each block read are parsed on its threads (the same run either way).
 
     A file in the usual layout is read block by block (gzip inflated block by block) and hashed as it is read:
     memory holds one read buffer and the run's own arrays, never the file. Any other file -- a problem to
@@ -110,7 +113,7 @@ def parse_run_file(source: RunFile) -> tuple[Parsed[Run], str | None]:
     else:
         chunks = _bytes_chunks(source.data, source.limits, hasher)
     try:
-        streamed = _parse_plain(chunks, name, source.limits, _text_size(source))
+        streamed = _parse_plain(chunks, name, source.limits, _text_size(source), pool)
     except _NotTaken:
         streamed = None
     if streamed is not None:
@@ -189,7 +192,9 @@ def _parse(blob: Blob, name: str, log: ProblemLog) -> Run:
     return Run(name, topics, topic, docno, scores, ranks, tuple(tags), not bool(bad_rank.any()))
 
 
-Chunks = Iterator[tuple[np.ndarray, int, int]]
+#: Batches of (buffer, begin, end) spans of whole lines; a batch's spans stay valid until the next batch is
+#: asked for (a file's read buffer is refilled then), so the spans of one batch can be parsed at the same time.
+Chunks = Iterator[list[tuple[np.ndarray, int, int]]]
 _Source = io.FileIO | io.BytesIO  # what the block reader reads from: a file, or a file's bytes in memory
 
 
@@ -199,20 +204,22 @@ class _NotTaken(Exception):
 
 def _memory_chunks(data: bytes) -> Chunks:
     """(buffer, begin, end) spans of whole lines of ``data``, about a megabyte each."""
-    yield from _line_spans(np.frombuffer(data, dtype=np.uint8), 0, len(data))
+    yield _line_spans(np.frombuffer(data, dtype=np.uint8), 0, len(data))
 
 
-def _line_spans(buf: np.ndarray, begin: int, end: int) -> Chunks:
+def _line_spans(buf: np.ndarray, begin: int, end: int) -> list[tuple[np.ndarray, int, int]]:
     """``buf[begin:end]`` (whole lines) cut at newlines into spans of about ``_CHUNK_MIN`` to ``_CHUNK_MAX``."""
     step = min(max((end - begin) // 8, _CHUNK_MIN), _CHUNK_MAX)
+    spans = []
     while end - begin > step:
         cut = _last_line_end(buf, begin + step)
         if cut <= begin:
             break
-        yield buf, begin, cut
+        spans.append((buf, begin, cut))
         begin = cut
     if end > begin:
-        yield buf, begin, end
+        spans.append((buf, begin, end))
+    return spans
 
 
 def _file_chunks(path: str, limits: DecodeLimits = DEFAULT_LIMITS, hasher: Any = None) -> Chunks:
@@ -277,7 +284,7 @@ def _stream_chunks(handle: _Source, gzipped: bool, size: int, limits: DecodeLimi
             first = False
         if not got:
             if filled:
-                yield from _line_spans(buf, 0, filled)
+                yield _line_spans(buf, 0, filled)
             return
         end = _last_line_end(buf, filled)
         if end == 0:  # a line longer than the buffer: make room and read on (up to the line cap)
@@ -287,7 +294,7 @@ def _stream_chunks(handle: _Source, gzipped: bool, size: int, limits: DecodeLimi
                 buf = np.concatenate((buf, np.empty(buf.size, dtype=np.uint8)))
             kept = filled
             continue
-        yield from _line_spans(buf, 0, end)
+        yield _line_spans(buf, 0, end)
         kept = filled - end
         if isinstance(source, _Plain):
             source.wait()
@@ -390,14 +397,15 @@ def _last_line_end(buf: np.ndarray, filled: int) -> int:
 
 
 def _parse_plain(chunks: Chunks, name: str, limits: DecodeLimits = DEFAULT_LIMITS,
-                 text_size: int | None = None) -> Run | None:
+                 text_size: int | None = None, pool: TaskPool | None = None) -> Run | None:
     """The run of a problem-free file in the usual layout, read chunk by chunk; None for any other file.
 
     Usual layout: six fields per line, single-byte gaps, no comments or blank lines, one tag, fields of
     ordinary length, within the decode limits (line count and length). Chunks of whole lines keep every
     intermediate array small (cache-resident, reused by the allocator); each chunk's values go straight into
     the run's columns (``_Column``), so the run is held once; ``text_size`` (the text's length, if known) sizes
-    them from the first chunk's lines per byte, so they are seldom copied to grow.
+    them from the first chunk's lines per byte, so they are seldom copied to grow. With a ``pool`` the chunks
+    of one batch are parsed at the same time; they are added in file order either way.
     Whenever anything would need a message -- a bad number, a duplicate, several tags -- this returns None and
     the general path reads (and reports) it.
     """
@@ -407,53 +415,34 @@ def _parse_plain(chunks: Chunks, name: str, limits: DecodeLimits = DEFAULT_LIMIT
     tag: np.ndarray | None = None
     lines = 0
     size = 0
-    for buf, begin, end in chunks:
-        size += end - begin
-        ends = simple_rows(buf, begin, end, COLUMNS)
-        if ends is None:
-            return None
-        if not lines and text_size:
-            expected = min(int(text_size * ends.shape[0] * 1.02 / max(end - begin, 1)) + 64, limits.max_lines)
-            for column in (docnos, hashes, scores, ranks):
-                column.expect(expected)
-        lines += ends.shape[0]
-        if lines > limits.max_lines:
-            return None
-        # fields: 0 topic, 1 Q0 (unused), 2 docno, 3 rank, 4 score, 5 tag
-        starts = {j: field_starts(ends, j, begin) for j in (0, 2, 3, 4, 5)}
-        if int((ends[:, -1] - starts[0]).max()) > limits.max_line_bytes:
-            return None
-        gaps = buf[ends[:, :-1]]
-        if not bool(((gaps == 32) | (gaps == 9)).all()):  # a NUL or other control byte between fields
-            return None
-        lengths = {j: ends[:, j] - starts[j] for j in (0, 2, 5)}
-        longest = {j: int(lengths[j].max()) for j in (0, 2, 5)}
-        if longest[0] > 16 or longest[5] > 32 or longest[2] > _DOCNO_MAX:
-            return None
-        score, bad = parse_floats(buf, starts[4], ends[:, 4])
-        if bad.any() or np.isnan(score).any():
-            return None
-        rank, bad = parse_ints(buf, starts[3], ends[:, 3])
-        if bad.any():
-            return None
-        tags = gather_words(buf, starts[5], lengths[5], -(-longest[5] // 8))
-        if tag is None:
-            tag = np.zeros(4, dtype=np.uint64)
-            tag[: tags.shape[1]] = tags[0]
-        if not bool((tags == tag[: tags.shape[1]]).all()) or tag[tags.shape[1] :].any():
-            return None
-        topic = gather_words(buf, starts[0], lengths[0], 2)
-        change = (topic[1:, 0] != topic[:-1, 0]) | (topic[1:, 1] != topic[:-1, 1])
-        first = np.concatenate(([0], np.flatnonzero(change) + 1))
-        heads.append(topic[first])
-        runs.append(np.diff(np.append(first, topic.shape[0])))
-        docno = gather_words(buf, starts[2], lengths[2], -(-longest[2] // 8))
-        if lines * 8 * max(docno.shape[1], docnos.width) > max(PADDED_MIN, PADDED_FACTOR * size):
-            return None  # a few long docnos among many lines: the general path refuses it (field-too-long)
-        docnos.add(docno)
-        hashes.add(hash_words(docno))
-        scores.add(score)
-        ranks.add(rank)
+    for batch in chunks:
+        parsed: list[Callable[[], _ChunkColumns | None]] = [partial(_chunk_columns, *span, limits) for span in batch]
+        if pool is not None and len(batch) > 1:
+            parsed = [pool.submit(work).result for work in parsed]
+        for (_, begin, end), result in zip(batch, parsed):
+            chunk = result()
+            if chunk is None:
+                return None
+            size += end - begin
+            if not lines and text_size:
+                expected = min(int(text_size * chunk.lines * 1.02 / max(end - begin, 1)) + 64, limits.max_lines)
+                for column in (docnos, hashes, scores, ranks):
+                    column.expect(expected)
+            lines += chunk.lines
+            if lines > limits.max_lines:
+                return None
+            if tag is None:
+                tag = chunk.tag
+            elif not bool((chunk.tag == tag).all()):
+                return None
+            if lines * 8 * max(chunk.docno.shape[1], docnos.width) > max(PADDED_MIN, PADDED_FACTOR * size):
+                return None  # a few long docnos among many lines: the general path refuses it (field-too-long)
+            heads.append(chunk.heads)
+            runs.append(chunk.runs)
+            docnos.add(chunk.docno)
+            hashes.add(chunk.hashes)
+            scores.add(chunk.score)
+            ranks.add(chunk.rank)
     if not heads:
         return None
     topics, topic_of = intern_runs(_joined(heads), _joined(runs))
@@ -469,6 +458,56 @@ def _parse_plain(chunks: Chunks, name: str, limits: DecodeLimits = DEFAULT_LIMIT
     docno_hash.flags.writeable = False
     run.derived[DOCNO_HASHES] = docno_hash
     return run
+
+
+@dataclass(frozen=True)
+class _ChunkColumns:
+    """One chunk's share of the run's columns, and its one tag (4 words, zero padded)."""
+
+    lines: int
+    heads: np.ndarray  # the topic (2 words) of each block of lines of one topic
+    runs: np.ndarray  # the length of each such block
+    docno: np.ndarray  # rows of words
+    hashes: np.ndarray
+    score: np.ndarray
+    rank: np.ndarray
+    tag: np.ndarray
+
+
+def _chunk_columns(buf: np.ndarray, begin: int, end: int, limits: DecodeLimits) -> _ChunkColumns | None:
+    """Parse one span of whole lines in the usual layout (``_parse_plain``); None when anything is unusual.
+    Touches nothing but its span, so spans can be parsed on several threads."""
+    ends = simple_rows(buf, begin, end, COLUMNS)
+    if ends is None:
+        return None
+    # fields: 0 topic, 1 Q0 (unused), 2 docno, 3 rank, 4 score, 5 tag
+    starts = {j: field_starts(ends, j, begin) for j in (0, 2, 3, 4, 5)}
+    if int((ends[:, -1] - starts[0]).max()) > limits.max_line_bytes:
+        return None
+    gaps = buf[ends[:, :-1]]
+    if not bool(((gaps == 32) | (gaps == 9)).all()):  # a NUL or other control byte between fields
+        return None
+    lengths = {j: ends[:, j] - starts[j] for j in (0, 2, 5)}
+    longest = {j: int(lengths[j].max()) for j in (0, 2, 5)}
+    if longest[0] > 16 or longest[5] > 32 or longest[2] > _DOCNO_MAX:
+        return None
+    score, bad = parse_floats(buf, starts[4], ends[:, 4])
+    if bad.any() or np.isnan(score).any():
+        return None
+    rank, bad = parse_ints(buf, starts[3], ends[:, 3])
+    if bad.any():
+        return None
+    tags = gather_words(buf, starts[5], lengths[5], -(-longest[5] // 8))
+    tag = np.zeros(4, dtype=np.uint64)
+    tag[: tags.shape[1]] = tags[0]
+    if not bool((tags == tag[: tags.shape[1]]).all()):
+        return None
+    topic = gather_words(buf, starts[0], lengths[0], 2)
+    change = (topic[1:, 0] != topic[:-1, 0]) | (topic[1:, 1] != topic[:-1, 1])
+    first = np.concatenate(([0], np.flatnonzero(change) + 1))
+    docno = gather_words(buf, starts[2], lengths[2], -(-longest[2] // 8))
+    return _ChunkColumns(int(ends.shape[0]), topic[first], np.diff(np.append(first, topic.shape[0])), docno,
+                         hash_words(docno), score, rank, tag)
 
 
 class _Column:

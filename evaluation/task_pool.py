@@ -1,0 +1,130 @@
+"""Independent pieces of one evaluation (reading the judgments and each run, evaluating each run) done on a few
+threads when the caller asks for them, or one after the other, lazily, when it does not.
+
+Reading and evaluating spend most of their time in NumPy, which releases the GIL, so on a machine with two or
+more cores the judgments are read while the runs are, and runs while each other. Results are always taken in
+the order the pieces were given, so output and problem order do not depend on the number of threads. The
+offline CLI uses it; the service's workers keep one thread each (they are already one process per core).
+
+A piece nobody has started yet when its result is asked for is done by the asking thread, so a pool never
+waits on itself. (``concurrent.futures`` would do, but importing it costs a command ~10 ms of start-up.)
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections import deque
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Generic, TypeVar
+
+T = TypeVar("T")
+
+
+class Pending(Generic[T]):
+    """A piece of work: ``result()`` gives its value or raises its exception, doing it first if nobody has."""
+
+    def __init__(self, work: Callable[[], T], helper: Callable[[], bool] | None = None) -> None:
+        self._work = work
+        self._helper = helper  # does one other piece of the pool, False when there is none left
+        self._claim = threading.Lock()
+        self._done = threading.Event()
+        self._value: T | None = None
+        self._error: BaseException | None = None
+
+    def claim(self) -> bool:
+        """Take the piece to do it (True once, for the one thread that does)."""
+        return self._claim.acquire(blocking=False)
+
+    def run(self) -> None:
+        """Do the claimed piece, keeping its value or exception."""
+        try:
+            self._value = self._work()
+        except BaseException as exc:  # handed to whoever asks for the result
+            self._error = exc
+        finally:
+            self._done.set()
+
+    def result(self) -> T:
+        if self.claim():
+            self.run()
+        while not self._done.is_set() and self._helper is not None and self._helper():
+            pass  # another thread is doing this piece: do the next ones meanwhile instead of idling
+        self._done.wait()
+        if self._error is not None:
+            raise self._error
+        return self._value  # type: ignore[return-value]
+
+
+class TaskPool:
+    """Submit pieces of work; ``threads`` - 1 threads do them in the order given, and the thread asking for a
+    result does pieces too while it waits (with one thread, each piece is done when its result is asked for)."""
+
+    def __init__(self, threads: int) -> None:
+        self._max = max(0, threads - 1)
+        self._queue: deque[Pending[object]] = deque()
+        self._lock = threading.Lock()
+        self._workers: list[threading.Thread] = []
+        self._idle = 0  # workers started that found the queue empty and ended
+        self._closed = False
+
+    @property
+    def parallel(self) -> bool:
+        """Whether pieces may run at the same time (worth doing work early that would otherwise wait)."""
+        return self._max > 0
+
+    def submit(self, work: Callable[[], T]) -> Pending[T]:
+        piece = Pending(work, self._help if self._max > 0 else None)
+        if self._max > 0:
+            self._queue.append(piece)  # type: ignore[arg-type]
+            with self._lock:
+                if len(self._workers) - self._idle < self._max:
+                    worker = threading.Thread(target=self._work, name="evaluation", daemon=True)
+                    self._workers.append(worker)
+                    worker.start()
+        return piece
+
+    def _help(self) -> bool:
+        """Do the next piece nobody has started; False when there is none."""
+        while not self._closed:
+            try:
+                piece = self._queue.popleft()
+            except IndexError:
+                return False
+            if piece.claim():
+                piece.run()
+                return True
+        return False
+
+    def _work(self) -> None:
+        while self._help():
+            pass
+        with self._lock:
+            self._idle += 1
+
+    def close(self) -> None:
+        """Drop the pieces not started; wait for the running ones."""
+        self._closed = True
+        for worker in self._workers:
+            worker.join()
+
+
+@contextmanager
+def task_pool(threads: int) -> Iterator[TaskPool]:
+    """A pool of ``threads`` threads, the caller's included (1 or fewer: the caller does every piece when it asks
+    for its result); on leaving, pieces not started are dropped and running ones waited for."""
+    pool = TaskPool(threads)
+    try:
+        yield pool
+    finally:
+        pool.close()
+
+
+def usable_cores(cap: int = 4) -> int:
+    """The CPUs this process may run on, at most ``cap`` (beyond a few, reading and joining are memory bound)."""
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):  # not on Linux
+        cores = os.cpu_count() or 1
+    return max(1, min(cap, cores))

@@ -1,0 +1,123 @@
+"""Reading and evaluating on several threads (``evalserve evaluate --threads``) gives byte-identical reports
+and the same problems, in the same order, as one thread -- on the TREC Web 2012 diversity runs, on a run large
+enough to be read in several blocks of several chunks, and on bad input."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from evalserve.cli.main import main
+from evaluation.formats import load
+from evaluation.formats.trec_run import RunFile, parse_run_file
+from evaluation.pipeline import load_inputs, run_evaluation
+from evaluation.problems import InputError
+from evaluation.task_pool import task_pool
+
+DIVERSITY = ["alpha_nDCG@20", "ERR_IA@20", "nNRBP", "AP_IA", "P_IA@10", "StRecall@20", "AP", "nDCG@10", "P@10"]
+ADHOC = ["AP", "P@10", "nDCG@10", "RR", "Rprec", "Bpref", "ERR@20"]
+BAD = Path(__file__).resolve().parents[1] / "data" / "bad"
+
+
+def _report(qrels: Path, runs: list[Path], measures: list[str], threads: int) -> str:
+    inputs = load_inputs(load(qrels), [RunFile(str(r)) for r in runs], threads=threads)
+    report = run_evaluation(inputs, measures, threads=threads)
+    return json.dumps(report.as_json(per_topic=True), sort_keys=True)
+
+
+@pytest.fixture(scope="module")
+def web2012(shared_data: Path) -> tuple[Path, list[Path]]:
+    runs = shared_data / "trec-web-2012-runs" / "runs"
+    paths = sorted(runs.glob("ql-results-*"))
+    if not paths:
+        pytest.skip("TREC Web 2012 runs missing")
+    return shared_data / "trec-web-2009-2014" / "2012" / "qrels-for-ndeval.txt", paths
+
+
+@pytest.mark.parametrize("threads", [2, 4])
+def test_trec_web_2012_reports_are_byte_identical_on_several_threads(
+    web2012: tuple[Path, list[Path]], threads: int
+) -> None:
+    qrels, runs = web2012
+    assert _report(qrels, runs, DIVERSITY, threads) == _report(qrels, runs, DIVERSITY, 1)
+
+
+@pytest.fixture(scope="module")
+def big_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    """A 20 MB run (600 topics x 1,000 docs, lines shuffled: two 16 MB blocks of 1-2 MB chunks)
+    and its qrels; the gzip copy of the run is read block by block too."""
+    rng = np.random.default_rng(15)
+    folder = tmp_path_factory.mktemp("big")
+    topics, depth = 600, 1000
+    lines, judged = [], []
+    for t in range(topics):
+        docs = rng.choice(50_000, size=depth, replace=False)
+        scores = np.round(rng.normal(size=depth), 3)  # ties on purpose
+        for rank, (d, s) in enumerate(zip(docs.tolist(), scores.tolist()), 1):
+            lines.append(f"{1000 + t} Q0 doc-{d:06d} {rank} {s} big\n")
+        for d in rng.choice(50_000, size=60, replace=False).tolist():
+            judged.append(f"{1000 + t} 0 doc-{d:06d} {int(rng.integers(0, 3))}\n")
+    rng.shuffle(lines)
+    run, qrels = folder / "big.run", folder / "qrels.txt"
+    run.write_text("".join(lines))
+    qrels.write_text("".join(judged))
+    with open(run, "rb") as src, gzip.open(folder / "big.run.gz", "wb") as dst:
+        shutil.copyfileobj(src, dst)
+    return qrels, run
+
+
+def test_a_run_read_in_several_blocks_is_the_same_run_on_several_threads(big_run: tuple[Path, Path]) -> None:
+    _, run = big_run
+    assert run.stat().st_size > 16 << 20  # more than one 16 MB read buffer: several blocks
+    for path in (run, run.with_suffix(".run.gz")):
+        alone, sha_alone = parse_run_file(RunFile(str(path)))
+        with task_pool(3) as pool:
+            shared, sha_shared = parse_run_file(RunFile(str(path)), pool)
+        assert sha_alone == sha_shared is not None
+        a, b = alone.unwrap(), shared.unwrap()
+        assert a.topics == b.topics and a.tags == b.tags
+        for column in ("topic", "docno", "score", "rank"):
+            assert np.array_equal(getattr(a, column), getattr(b, column)), column
+
+
+def test_a_large_run_evaluates_to_the_same_report_on_several_threads(big_run: tuple[Path, Path]) -> None:
+    qrels, run = big_run
+    assert _report(qrels, [run], ADHOC, 3) == _report(qrels, [run], ADHOC, 1)
+
+
+def test_the_command_gives_the_same_output_whatever_the_threads(
+    web2012: tuple[Path, list[Path]], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    qrels, runs = web2012
+    outputs = []
+    for threads in ("1", "3"):
+        out = tmp_path / f"out-{threads}.json"
+        argv = ["evaluate", "--qrels", str(qrels), *[a for r in runs for a in ("--run", str(r))],
+                "-m", *DIVERSITY, "--per-topic", "--threads", threads, "-o", str(out)]
+        assert main(argv) == 0
+        outputs.append(out.read_bytes())
+    assert outputs[0] == outputs[1]
+
+
+def test_bad_inputs_give_the_same_problems_in_the_same_order_on_several_threads(shared_data: Path) -> None:
+    qrels = load(BAD / "qrels-many-problems.qrels")
+    runs = [BAD / "run-many-problems.run", BAD / "run-score-not-numeric.run", BAD / "truncated.gz"]
+    seen = []
+    for threads in (1, 3):
+        with pytest.raises(InputError) as caught:
+            load_inputs(qrels, [RunFile(str(r)) for r in runs], threads=threads)
+        seen.append([(p.source, p.line, p.column, p.code, p.severity) for p in caught.value.problems])
+    assert seen[0] == seen[1]
+    assert len(seen[0]) > 3
+
+
+def test_threads_must_be_one_or_more(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exited:
+        main(["evaluate", "--qrels", "q", "--run", "r", "--threads", "0"])
+    assert exited.value.code == 2
+    assert "must be 1 or more" in capsys.readouterr().err
