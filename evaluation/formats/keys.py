@@ -8,6 +8,7 @@ on the words themselves, so results never depend on the hash function.
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import partial
 from itertools import pairwise
 
 import numpy as np
@@ -15,6 +16,7 @@ import numpy.typing as npt
 
 from evaluation.formats.distinct import sorted_distinct
 from evaluation.formats.lexer import words_of
+from evaluation.task_pool import TaskPool
 
 IntArray = npt.NDArray[np.int64]
 U64Array = npt.NDArray[np.uint64]
@@ -248,11 +250,12 @@ def byte_order_keys(values: np.ndarray) -> list[U64Array]:
     return [chunks[:, j] for j in range(chunks.shape[1])]
 
 
-def has_duplicates(group: IntArray, hashes: U64Array) -> bool:
+def has_duplicates(group: IntArray, hashes: U64Array, pool: TaskPool | None = None) -> bool:
     """Whether two rows might share (group, value), given each value's ``hash_words``: False is certain.
 
     When every group's rows are contiguous (a run read topic by topic), batches of whole groups are checked
-    one at a time, each in a table that stays in cache; otherwise all rows are checked at once.
+    one at a time, each in a table that stays in cache (with a ``pool``, on its threads); otherwise all rows
+    are checked at once.
     """
     n = hashes.size
     if n < 2:
@@ -265,10 +268,14 @@ def has_duplicates(group: IntArray, hashes: U64Array) -> bool:
     if edges.size:  # cut at the first group edge past every multiple of _BATCH rows
         at = np.searchsorted(edges, np.arange(_BATCH, n, _BATCH))
         bounds[1:1] = sorted_distinct(edges[at[at < edges.size]]).tolist()
-    for lo, hi in pairwise(bounds):
-        if hi - lo > 1 and _scattered_duplicates(hashes[lo:hi] + group[lo:hi].astype(np.uint64) * GROUP_MULT):
-            return True
-    return False
+    checks = [partial(_batch_duplicates, group, hashes, lo, hi) for lo, hi in pairwise(bounds) if hi - lo > 1]
+    if pool is not None and len(checks) > 2:
+        return any([piece.result() for piece in [pool.submit(check) for check in checks]])
+    return any(check() for check in checks)
+
+
+def _batch_duplicates(group: IntArray, hashes: U64Array, lo: int, hi: int) -> bool:
+    return _scattered_duplicates(hashes[lo:hi] + group[lo:hi].astype(np.uint64) * GROUP_MULT)
 
 
 _BATCH = 1 << 16  # rows per batch of whole groups in ``has_duplicates``

@@ -450,7 +450,7 @@ def _parse_plain(chunks: Chunks, name: str, limits: DecodeLimits = DEFAULT_LIMIT
     docno = words.view(f"S{8 * words.shape[1]}").reshape(-1)
     docno.flags.writeable = False  # its hashes are kept (Run.derived) for the join with the qrels
     docno_hash = hashes.values()
-    if has_duplicates(topic_of, docno_hash):
+    if has_duplicates(topic_of, docno_hash, pool):
         return None
     assert tag is not None
     label = decode(tag.view("S32"))

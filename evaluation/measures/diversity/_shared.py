@@ -67,22 +67,27 @@ class IdealGains:
     gain: FloatArray
 
 
-def greedy_ideal(slots: IntentSlots, alpha: float, graded: bool = False) -> IdealGains:
+def greedy_ideal(slots: IntentSlots, alpha: float, graded: bool = False, depth: int | None = None) -> IdealGains:
     """ndeval's greedy ideal ranking, computed for every topic at once and cached per qrels.
 
     At each rank every topic takes the unpicked judged document with the largest marginal novelty gain,
     ties going to the larger docno (byte-wise); documents with no relevant intent add nothing and are left out.
     ``graded`` weighs each intent's gain by the satisfaction r(d,t) = (2^g - 1)/2^{gmax_t} (spec 3.4).
+    ``depth``: only the first ``depth`` ranks of each topic (None: all). Each pick depends only on the picks
+    above it, so these are the full ranking's first ranks, the same doubles; measures cut at rank k need no
+    more than k, and the greedy's cost grows with the depth.
     """
     if graded:
-        made = slots.memo(("greedy-graded", alpha), lambda: _greedy(slots, alpha, pair_satisfaction(slots)))
+        made = slots.memo(("greedy-graded", alpha, depth),
+                          lambda: _greedy(slots, alpha, pair_satisfaction(slots), depth))
     else:
-        made = slots.memo(("greedy", alpha), lambda: _greedy(slots, alpha))
+        made = slots.memo(("greedy", alpha, depth), lambda: _greedy(slots, alpha, depth=depth))
     assert isinstance(made, IdealGains)
     return made
 
 
-def _greedy(slots: IntentSlots, alpha: float, pair_gain: FloatArray | None = None) -> IdealGains:
+def _greedy(slots: IntentSlots, alpha: float, pair_gain: FloatArray | None = None,
+            depth: int | None = None) -> IdealGains:
     n_topics = slots.slot_offsets.size - 1
     pair_topic = slots.slot_topic[slots.pair_slot]
     # candidates: distinct (topic, doc) among relevant pairs, sorted by topic then doc id (= docno byte order)
@@ -91,9 +96,10 @@ def _greedy(slots: IntentSlots, alpha: float, pair_gain: FloatArray | None = Non
     cand_of_pair = cand_of_pair.ravel()
     cand_topic = pair_topic[np.searchsorted(cand_key, cand_keys)] if cand_keys.size else cand_keys
     per_topic = np.bincount(cand_topic, minlength=n_topics)
-    offsets = np.concatenate(([0], np.cumsum(per_topic))).astype(np.int64)
+    kept = per_topic if depth is None else np.minimum(per_topic, depth)  # ranks computed per topic
+    offsets = np.concatenate(([0], np.cumsum(kept))).astype(np.int64)
     n_cand = cand_keys.size
-    gain_out = np.zeros(n_cand)
+    gain_out = np.zeros(int(offsets[-1]))
     if n_cand == 0:
         return IdealGains(offsets, gain_out)
     # pairs grouped by candidate (already: pairs are sorted by topic, doc, intent)
@@ -103,13 +109,13 @@ def _greedy(slots: IntentSlots, alpha: float, pair_gain: FloatArray | None = Non
         local = slots.pair_slot - slots.slot_offsets[pair_topic]
         if int(local.max()) < _MASK_BITS:  # every topic has few intents (always so in TREC and NTCIR)
             cand = _Candidates(cand_topic, per_topic, offsets, pair_by_cand, cand_pair_offsets)
-            return _greedy_by_signature(slots, alpha, cand, local)
+            return _greedy_by_signature(slots, alpha, cand, local, int(kept.max(initial=0)))
     factor = np.ones(slots.n_slots)
     picked = np.zeros(n_cand, dtype=bool)
     topics = np.flatnonzero(per_topic > 0)
-    seg_start = offsets[:-1][topics]
+    seg_start = np.concatenate(([0], np.cumsum(per_topic)[:-1]))[topics]  # each topic's first candidate
     index = np.arange(n_cand)
-    for step in range(int(per_topic.max())):
+    for step in range(int(kept.max())):
         weights = factor[slots.pair_slot] if pair_gain is None else pair_gain * factor[slots.pair_slot]
         score = np.bincount(cand_of_pair, weights=weights, minlength=n_cand)
         score[picked] = -1.0
@@ -140,7 +146,8 @@ class _Candidates:
     pair_offsets: IntArray
 
 
-def _greedy_by_signature(slots: IntentSlots, alpha: float, cand: _Candidates, local: IntArray) -> IdealGains:
+def _greedy_by_signature(slots: IntentSlots, alpha: float, cand: _Candidates, local: IntArray,
+                         steps: int) -> IdealGains:
     """The binary greedy ideal, stepping over *signatures* instead of documents.
 
     Documents of a topic relevant to the same set of intents (same signature) always have the same marginal
@@ -183,9 +190,9 @@ def _greedy_by_signature(slots: IntentSlots, alpha: float, cand: _Candidates, lo
     upcoming = members[sig_start]  # candidate index of that member
     penalty = np.zeros(n_sig)  # -inf once a signature has no member left
     out_at = cand.offsets[topics]
-    gain_out = np.zeros(n_cand)
+    gain_out = np.zeros(int(cand.offsets[-1]))
     decay = 1.0 - alpha
-    for step in range(int(cand.per_topic.max())):
+    for step in range(steps):  # the first ``steps`` ranks of every topic (all of them, or the depth)
         score = np.bincount(sig_of_slot, weights=factor[sig_slot], minlength=n_sig)
         np.add(score, penalty, out=score)  # exhausted signatures drop out (x + 0.0 == x for the others)
         best = np.maximum.reduceat(score, topic_sig_start)
@@ -215,18 +222,18 @@ class RunIdeal:
     rank: IntArray
 
 
-def greedy_for_run(data: IntentRanking, alpha: float, graded: bool = False) -> RunIdeal:
-    """``greedy_ideal`` restricted to the run's evaluated topics (alpha-nDCG, nERR-IA and nNRBP read it), once
-    for all runs evaluated on the same topics."""
+def greedy_for_run(data: IntentRanking, alpha: float, graded: bool = False, depth: int | None = None) -> RunIdeal:
+    """``greedy_ideal`` (down to ``depth``) restricted to the run's evaluated topics (alpha-nDCG, nERR-IA and
+    nNRBP read it), once for all runs evaluated on the same topics."""
 
     def make() -> RunIdeal:
-        offsets, gain, rank = ideal_for_run(data, greedy_ideal(data.slots, alpha, graded))
+        offsets, gain, rank = ideal_for_run(data, greedy_ideal(data.slots, alpha, graded, depth))
         topic = segment_ids(offsets)
         for array in (gain, topic, rank):
             array.flags.writeable = False
         return RunIdeal(gain, topic, rank)
 
-    return data.shared(("greedy-for-run", alpha, graded), make)
+    return data.shared(("greedy-for-run", alpha, graded, depth), make)
 
 
 def cumulative_at(values: FloatArray, segment: IntArray, rank: IntArray, n_topics: int, k: int) -> FloatArray:

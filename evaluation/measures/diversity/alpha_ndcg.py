@@ -99,7 +99,8 @@ def discounted_gains(inputs: IntentInputs, params: Mapping[str, Any], cutoff: in
     graded = params.get("gain", "binary") == "graded"
     key = (alpha, graded, discount)
     run = data.memo(("discounted", *key), lambda: _run_sums(data, alpha, graded, discount))
-    ideal = data.shared(("discounted-ideal", *key), lambda: _ideal_sums(data, alpha, graded, discount))
+    depth = PREFIX_DEPTH if cutoff <= PREFIX_DEPTH else None  # the greedy ideal down to the cutoffs ndeval uses
+    ideal = data.shared(("discounted-ideal", *key, depth), lambda: _ideal_sums(data, alpha, graded, discount, depth))
     return run.at(cutoff), ideal.at(cutoff), data.n_slots_per_topic()
 
 
@@ -109,8 +110,8 @@ def _run_sums(data: IntentRanking, alpha: float, graded: bool, discount: str) ->
     return DiscountedSums(gain, docs.topic_of, docs.rank, docs.top(PREFIX_DEPTH), data.n_topics, discount)
 
 
-def _ideal_sums(data: IntentRanking, alpha: float, graded: bool, discount: str) -> DiscountedSums:
-    ideal = greedy_for_run(data, alpha, graded)
+def _ideal_sums(data: IntentRanking, alpha: float, graded: bool, discount: str, depth: int | None) -> DiscountedSums:
+    ideal = greedy_for_run(data, alpha, graded, depth)
     head = np.flatnonzero(ideal.rank <= PREFIX_DEPTH)
     return DiscountedSums(ideal.gain, ideal.topic, ideal.rank, head, data.n_topics, discount)
 

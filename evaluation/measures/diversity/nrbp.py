@@ -21,6 +21,7 @@ from evaluation.measures.diversity._shared import (
     FAMILY,
     NDEVAL,
     REL,
+    RunIdeal,
     greedy_for_run,
     novelty_gain,
     powers,
@@ -54,12 +55,41 @@ def _run_sum(data: IntentRanking, alpha: float, beta: float, graded: bool) -> Fl
 
 
 def _ideal_sum(data: IntentRanking, alpha: float, beta: float, graded: bool) -> FloatArray:
-    greedy = greedy_for_run(data, alpha, graded)
-    ideal_decay = powers(beta, int(greedy.rank.max(initial=1)))
-    ideal = np.bincount(greedy.topic, weights=greedy.gain * ideal_decay[greedy.rank - 1],
-                        minlength=data.n_topics).astype(np.float64)
+    """sum_i beta^(i-1) NG(i) over the greedy ideal, per topic: first over its top ``_FIRST_DEPTH`` ranks,
+    which give the whole sum, bit for bit, when every deeper term is too small to change it (usually: beta^63
+    is ~1e-19 at beta = 0.5); otherwise over every rank."""
+    greedy = greedy_for_run(data, alpha, graded, _FIRST_DEPTH)
+    ideal = _decayed_sum(data, greedy, beta)
+    if not _tail_vanishes(data, greedy, beta, ideal):
+        ideal = _decayed_sum(data, greedy_for_run(data, alpha, graded), beta)
     ideal.flags.writeable = False
     return ideal
+
+
+#: greedy ideal ranks summed first for nNRBP (``_ideal_sum``)
+_FIRST_DEPTH = 64
+
+
+def _decayed_sum(data: IntentRanking, greedy: RunIdeal, beta: float) -> FloatArray:
+    ideal_decay = powers(beta, int(greedy.rank.max(initial=1)))
+    return np.bincount(greedy.topic, weights=greedy.gain * ideal_decay[greedy.rank - 1],
+                       minlength=data.n_topics).astype(np.float64)
+
+
+def _tail_vanishes(data: IntentRanking, greedy: RunIdeal, beta: float, partial: FloatArray) -> bool:
+    """Whether the ranks below ``greedy`` (cut at ``_FIRST_DEPTH``) leave ``partial`` unchanged, bit for bit.
+
+    The sum is taken rank by rank (``bincount`` adds in array order). Greedy gains never grow down the
+    ranking (each pick takes the largest marginal gain, and gains only shrink as intents are covered), nor
+    does beta^(i-1), so every deeper term is at most the last kept gain times beta^depth; a term below half
+    the spacing of doubles at the partial sum leaves it as it is, and so does every smaller one after it.
+    """
+    cut = np.flatnonzero(greedy.rank == _FIRST_DEPTH)  # topics whose ranking was cut (it may go deeper)
+    if cut.size == 0:
+        return True
+    topic = greedy.topic[cut]
+    bound = greedy.gain[cut] * powers(beta, _FIRST_DEPTH + 1)[-1]
+    return bool((bound < np.spacing(partial[topic]) / 2).all())
 
 
 def nrbp(inputs: IntentInputs, params: Mapping[str, Any], cutoff: int | None) -> FloatArray:
