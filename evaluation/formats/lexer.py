@@ -169,6 +169,7 @@ def simple_rows(buf: ByteArray, begin: int, end: int, ncols: int) -> IntArray | 
     if sep[0] or bool((sep[1:] & sep[:-1]).any()):
         return None
     gaps = np.flatnonzero(sep)
+    newlines = int(np.count_nonzero(text[gaps] == _NEWLINE))  # every newline is a separator
     if not sep[-1]:  # the data ends without a terminator: the end closes the last field
         gaps = np.append(gaps, size)
     if gaps.size % ncols:
@@ -179,7 +180,7 @@ def simple_rows(buf: ByteArray, begin: int, end: int, ncols: int) -> IntArray | 
     # every line's last gap is a newline and there are no other newlines: exactly ncols fields per line
     if not bool((text[terminated] == _NEWLINE).all()):
         return None
-    if int(np.count_nonzero(text == _NEWLINE)) != terminated.size:
+    if newlines != terminated.size:
         return None
     if text[0] == _HASH or bool((text[last[:-1] + 1] == _HASH).any()):
         return None
