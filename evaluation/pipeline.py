@@ -163,7 +163,10 @@ def load_inputs(
         weighing = None if intent_weights is None else pool.submit(
             lambda: _read(intent_weights, parse_intent_weights))
         siding = {kind: pool.submit(partial(_read, source, side_reader(kind))) for kind, source in (side or {}).items()}
-        reading = [pool.submit(partial(_read, source, parse_run, pool if pool.parallel else None)) for source in runs]
+        # ``runs`` may fetch each item as it is asked for (a worker's stored runs): it is iterated once, and with
+        # one thread each run is fetched and parsed only when the loop below reaches it (one run held at a time)
+        ahead = list(runs) if pool.parallel else None
+        reading = [pool.submit(partial(_read, source, parse_run, pool)) for source in ahead or ()]
         judged: tuple[Qrels, IntentWeights | None] | None = (
             (qrels, None) if judging is None else found.take(judging.result()))  # type: ignore[assignment]
         weights = judged[1] if judged else None
@@ -171,11 +174,11 @@ def load_inputs(
             weights = found.take(weighing.result())
         side_values = {kind: found.take(pending.result()) for kind, pending in siding.items()}
         parsed_runs: list[Run] = []
-        for i, (source, pending) in enumerate(zip(runs, reading)):
+        for i, source in enumerate(runs if ahead is None else ahead):
             if progress is not None:
                 name = source.name if isinstance(source, (Blob, Run, RunFile)) else "?"
                 progress(f"reading run {i + 1} of {len(runs)}: {file_label_of(name)}", i / max(1, len(runs)))
-            parsed_runs.append(found.take(pending.result()))
+            parsed_runs.append(found.take(_read(source, parse_run) if ahead is None else reading[i].result()))
     if found.errors or found.omitted:
         raise InputError(found.problems, found.omitted)
     check_run_names(parsed_runs)

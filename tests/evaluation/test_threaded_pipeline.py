@@ -7,13 +7,15 @@ from __future__ import annotations
 import gzip
 import json
 import shutil
+from collections.abc import Iterator, Sequence
 from pathlib import Path
+from typing import overload
 
 import numpy as np
 import pytest
 
 from evalserve.cli.main import main
-from evaluation.formats import load
+from evaluation.formats import Blob, load
 from evaluation.formats.trec_run import RunFile, parse_run_file
 from evaluation.pipeline import load_inputs, run_evaluation
 from evaluation.problems import InputError
@@ -121,3 +123,48 @@ def test_threads_must_be_one_or_more(capsys: pytest.CaptureFixture[str]) -> None
         main(["evaluate", "--qrels", "q", "--run", "r", "--threads", "0"])
     assert exited.value.code == 2
     assert "must be 1 or more" in capsys.readouterr().err
+
+
+class _FetchedRuns(Sequence[Blob]):
+    """Runs fetched as they are asked for, as a worker's stored runs are (``workers.stored_runs``)."""
+
+    def __init__(self, blobs: list[Blob], events: list[tuple[str, int]]) -> None:
+        self.blobs, self.events = blobs, events
+
+    def __len__(self) -> int:
+        return len(self.blobs)
+
+    @overload
+    def __getitem__(self, index: int) -> Blob: ...
+    @overload
+    def __getitem__(self, index: slice) -> Sequence[Blob]: ...
+    def __getitem__(self, index: int | slice) -> Blob | Sequence[Blob]:
+        if isinstance(index, slice):
+            raise TypeError("not sliced here")
+        self.events.append(("fetch", index))
+        return self.blobs[index]
+
+    def __iter__(self) -> Iterator[Blob]:
+        return (self[i] for i in range(len(self)))
+
+
+@pytest.mark.parametrize("threads", [1, 3])
+def test_runs_fetched_on_demand_are_fetched_once_each_and_one_at_a_time_on_one_thread(
+    web2012: tuple[Path, list[Path]], threads: int
+) -> None:
+    """A worker's runs are fetched from the blob store when ``load_inputs`` asks: each once; on one thread (the
+    service's workers) run i + 1 is fetched only after run i is read, so one run's bytes are held at a time."""
+    qrels, paths = web2012
+    events: list[tuple[str, int]] = []
+    runs = _FetchedRuns([load(p) for p in paths], events)
+
+    def progress(stage: str, fraction: float) -> None:
+        if stage.startswith("reading run"):
+            events.append(("read", int(stage.split()[2]) - 1))
+
+    inputs = load_inputs(load(qrels), runs, progress=progress, threads=threads)
+    assert len(inputs.runs) == len(paths)
+    fetched = [i for kind, i in events if kind == "fetch"]
+    assert fetched == list(range(len(paths)))
+    if threads == 1:
+        assert events == [(kind, i) for i in range(len(paths)) for kind in ("fetch", "read")]
