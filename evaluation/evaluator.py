@@ -204,7 +204,7 @@ class Evaluator:
         # memos (novelty gains, ideal profiles) and stay on this thread.
         pieces: dict[str, Pending[FloatArray]] = {}
         if pool is not None and sum(m.definition.inputs[0] == "adhoc" for m in self.measures) > 1:
-            pieces = {m.label: pool.submit(partial(compute, m, judged))
+            pieces = {m.label: pool.submit(partial(compute, m, judged), leaf=True)
                       for m in self.measures if m.definition.inputs[0] == "adhoc"}
         values = {m.label: pieces[m.label].result() if m.label in pieces
                   else compute(m, prepare(m.definition.inputs[0])) for m in self.measures}

@@ -231,7 +231,7 @@ def _judgments_of(qrels: Qrels, run: Run, pool: TaskPool | None = None) -> IntAr
         for lo in blocks:
             join(lo)
     else:
-        for piece in [pool.submit(partial(join, lo)) for lo in blocks]:
+        for piece in [pool.submit(partial(join, lo), leaf=True) for lo in blocks]:
             piece.result()
     return found
 

@@ -25,9 +25,10 @@ T = TypeVar("T")
 class Pending(Generic[T]):
     """A piece of work: ``result()`` gives its value or raises its exception, doing it first if nobody has."""
 
-    def __init__(self, work: Callable[[], T], helper: Callable[[], bool] | None = None) -> None:
+    def __init__(self, work: Callable[[], T], pool: TaskPool | None = None, leaf: bool = False) -> None:
         self._work = work
-        self._helper = helper  # does one other piece of the pool, False when there is none left
+        self._pool = pool  # the pool whose other pieces a waiting thread does meanwhile (None: one thread)
+        self.leaf = leaf  # waits for no other piece
         self._claim = threading.Lock()
         self._done = threading.Event()
         self._value: T | None = None
@@ -47,10 +48,14 @@ class Pending(Generic[T]):
             self._done.set()
 
     def result(self) -> T:
+        pool = self._pool
         if self.claim():
-            self.run()
-        while not self._done.is_set() and self._helper is not None and self._helper():
-            pass  # another thread is doing this piece: do the next ones meanwhile instead of idling
+            if pool is None:
+                self.run()
+            else:
+                pool.run(self)
+        while pool is not None and not self._done.is_set() and pool.help():
+            pass  # another thread is doing this piece: do others meanwhile instead of idling
         self._done.wait()
         if self._error is not None:
             raise self._error
@@ -58,47 +63,72 @@ class Pending(Generic[T]):
 
 
 class TaskPool:
-    """Submit pieces of work; ``threads`` - 1 threads do them in the order given, and the thread asking for a
-    result does pieces too while it waits (with one thread, each piece is done when its result is asked for)."""
+    """Submit pieces of work; ``threads`` - 1 threads do them in the order given, and a thread waiting for a
+    result does pieces too meanwhile (with one thread, each piece is done when its result is asked for).
+
+    A thread that waits inside a piece (a run waiting for its chunks) does only *leaf* pieces meanwhile --
+    pieces that wait for nothing (chunks, join blocks, measures) -- so it never starts another run on top of
+    its own: at most ``threads`` pieces that wait are under way at once, and so are their buffers.
+    """
 
     def __init__(self, threads: int) -> None:
         self._max = max(0, threads - 1)
-        self._queue: deque[Pending[object]] = deque()
+        self._leaves: deque[Pending[object]] = deque()
+        self._others: deque[Pending[object]] = deque()
         self._lock = threading.Lock()
         self._workers: list[threading.Thread] = []
-        self._idle = 0  # workers started that found the queue empty and ended
+        self._idle = 0  # workers started that found the queues empty and ended
         self._closed = False
+        self._depth = threading.local()  # per thread: pieces it is inside
 
     @property
     def parallel(self) -> bool:
         """Whether pieces may run at the same time (worth doing work early that would otherwise wait)."""
         return self._max > 0
 
-    def submit(self, work: Callable[[], T]) -> Pending[T]:
-        piece = Pending(work, self._help if self._max > 0 else None)
-        if self._max > 0:
-            self._queue.append(piece)  # type: ignore[arg-type]
-            with self._lock:
-                if len(self._workers) - self._idle < self._max:
-                    worker = threading.Thread(target=self._work, name="evaluation", daemon=True)
-                    self._workers.append(worker)
-                    worker.start()
+    def submit(self, work: Callable[[], T], *, leaf: bool = False) -> Pending[T]:
+        """A piece of work; ``leaf``: it waits for no other piece of this pool."""
+        if self._max == 0:
+            return Pending(work)
+        piece = Pending(work, self, leaf)
+        (self._leaves if leaf else self._others).append(piece)  # type: ignore[arg-type]
+        with self._lock:
+            if len(self._workers) - self._idle < self._max:
+                worker = threading.Thread(target=self._work, name="evaluation", daemon=True)
+                self._workers.append(worker)
+                worker.start()
         return piece
 
-    def _help(self) -> bool:
-        """Do the next piece nobody has started; False when there is none."""
+    def run(self, piece: Pending[T]) -> None:
+        """Do a piece this thread has claimed."""
+        depth = getattr(self._depth, "n", 0)
+        self._depth.n = depth + 1
+        try:
+            piece.run()
+        finally:
+            self._depth.n = depth
+
+    def help(self) -> bool:
+        """Do the next piece nobody has started (only a leaf when called from inside a piece); False when
+        there is none."""
+        leaves_only = getattr(self._depth, "n", 0) > 0
         while not self._closed:
             try:
-                piece = self._queue.popleft()
+                piece = self._leaves.popleft()
             except IndexError:
-                return False
+                if leaves_only:
+                    return False
+                try:
+                    piece = self._others.popleft()
+                except IndexError:
+                    return False
             if piece.claim():
-                piece.run()
+                self.run(piece)
                 return True
         return False
 
     def _work(self) -> None:
-        while self._help():
+        while self.help():
             pass
         with self._lock:
             self._idle += 1

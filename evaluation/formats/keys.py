@@ -270,7 +270,7 @@ def has_duplicates(group: IntArray, hashes: U64Array, pool: TaskPool | None = No
         bounds[1:1] = sorted_distinct(edges[at[at < edges.size]]).tolist()
     checks = [partial(_batch_duplicates, group, hashes, lo, hi) for lo, hi in pairwise(bounds) if hi - lo > 1]
     if pool is not None and len(checks) > 2:
-        return any([piece.result() for piece in [pool.submit(check) for check in checks]])
+        return any([piece.result() for piece in [pool.submit(check, leaf=True) for check in checks]])
     return any(check() for check in checks)
 
 

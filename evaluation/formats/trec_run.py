@@ -418,7 +418,7 @@ def _parse_plain(chunks: Chunks, name: str, limits: DecodeLimits = DEFAULT_LIMIT
     for batch in chunks:
         parsed: list[Callable[[], _ChunkColumns | None]] = [partial(_chunk_columns, *span, limits) for span in batch]
         if pool is not None and len(batch) > 1:
-            parsed = [pool.submit(work).result for work in parsed]
+            parsed = [pool.submit(work, leaf=True).result for work in parsed]
         for (_, begin, end), result in zip(batch, parsed):
             chunk = result()
             if chunk is None:

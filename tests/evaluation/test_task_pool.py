@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 import threading
 import time
 from functools import partial
@@ -82,3 +83,33 @@ def test_the_pool_uses_other_threads_when_asked_to() -> None:
 def test_usable_cores_is_between_one_and_the_cap() -> None:
     assert 1 <= usable_cores() <= 4
     assert usable_cores(cap=1) == 1
+
+
+@pytest.mark.parametrize("threads", [2, 3])
+def test_a_thread_waiting_inside_a_piece_does_only_leaves_so_few_outer_pieces_run_at_once(threads: int) -> None:
+    """A run waiting for its chunks never starts another run on top of its own: at most ``threads`` runs (and
+    their read buffers) are under way at once, however many are queued, and nothing nests deeply."""
+    active, most, deepest = [0], [0], [0]
+    lock = threading.Lock()
+
+    with task_pool(threads) as pool:
+
+        def chunk(i: int, j: int) -> int:
+            time.sleep(0.0005)
+            return i * 100 + j
+
+        def run(i: int) -> int:
+            with lock:
+                active[0] += 1
+                most[0] = max(most[0], active[0])
+            deepest[0] = max(deepest[0], len(inspect.stack(0)))
+            chunks = [pool.submit(partial(chunk, i, j), leaf=True) for j in range(8)]
+            total = sum(c.result() for c in chunks)
+            with lock:
+                active[0] -= 1
+            return total
+
+        pieces = [pool.submit(partial(run, i)) for i in range(30)]
+        assert [p.result() for p in pieces] == [sum(i * 100 + j for j in range(8)) for i in range(30)]
+    assert most[0] <= threads
+    assert deepest[0] < 60  # no run started inside another run's wait
