@@ -124,6 +124,8 @@ def test_on_a_schedule_it_follows_changes_survives_an_outage_and_stops_on_ctrl_c
         second = served_csv(world.live, task_id)
         assert second != first and second.count(b"\n") == 3
         eventually(lambda: board.read_bytes() == second, 120, "the mirror to follow the new submission")
+        # the mirror replaces the file, then logs it: wait for the line too, or Ctrl-C can fall in between
+        eventually(lambda: log.read_text().count(" updated: ") >= 2, 120, "the mirror to log the new submission")
     finally:
         proc.send_signal(signal.SIGINT)
         code = proc.wait(timeout=90)  # slack for a loaded machine
