@@ -23,7 +23,7 @@ from evaluation.problems import InputError, Problem
 from evaluation.ranking import TIE_POLICIES, rank_run
 from evaluation.side_inputs import PrepareContext, SideInputs
 from evaluation.side_registry import PREPARERS
-from evaluation.task_pool import Pending, TaskPool
+from evaluation.task_pool import TaskPool, in_order
 
 #: Topics named in a message before it says "...".
 SHOWN_TOPICS = 10
@@ -202,12 +202,10 @@ class Evaluator:
         # With a pool, ad hoc measures are computed on its threads: they only read the joined ranking (and
         # cache what they derive from it, cheaply, maybe twice). Measures of other inputs share costly
         # memos (novelty gains, ideal profiles) and stay on this thread.
-        pieces: dict[str, Pending[FloatArray]] = {}
-        if pool is not None and sum(m.definition.inputs[0] == "adhoc" for m in self.measures) > 1:
-            pieces = {m.label: pool.submit(partial(compute, m, judged), leaf=True)
-                      for m in self.measures if m.definition.inputs[0] == "adhoc"}
-        values = {m.label: pieces[m.label].result() if m.label in pieces
-                  else compute(m, prepare(m.definition.inputs[0])) for m in self.measures}
+        adhoc = [m for m in self.measures if m.definition.inputs[0] == "adhoc"] if pool is not None else []
+        done = dict(zip((m.label for m in adhoc), in_order(pool, [partial(compute, m, judged) for m in adhoc])))
+        values = {m.label: done[m.label] if m.label in done else compute(m, prepare(m.definition.inputs[0]))
+                  for m in self.measures}
         return RunScores(run.name, topics, values, tuple(self._fit_warnings(run, topics)),
                          canonical={m.label: m.name for m in self.measures},
                          aggregates={m.label: m.definition.aggregate for m in self.measures

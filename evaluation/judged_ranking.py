@@ -18,7 +18,7 @@ from evaluation.formats.lexer import words_of
 from evaluation.model import DOCNO_HASHES, FloatArray, IntArray, Qrels, Run, derive
 from evaluation.ranking import Ranking
 from evaluation.segments import expand_ranges, segmented_cumsum
-from evaluation.task_pool import TaskPool
+from evaluation.task_pool import TaskPool, in_order
 
 TopicPolicy = Literal["common", "complete"]
 TOPIC_POLICIES: tuple[str, ...] = get_args(TopicPolicy)
@@ -226,13 +226,8 @@ def _judgments_of(qrels: Qrels, run: Run, pool: TaskPool | None = None) -> IntAr
 
         found[lo:hi] = index.index.find(run_to_qrels[run.topic[lo:hi]], hashes[lo:hi], same)
 
-    blocks = range(0, n, _JOIN_BLOCK)
-    if pool is None or len(blocks) < 4:
-        for lo in blocks:
-            join(lo)
-    else:
-        for piece in [pool.submit(partial(join, lo), leaf=True) for lo in blocks]:
-            piece.result()
+    for _ in in_order(pool, [partial(join, lo) for lo in range(0, n, _JOIN_BLOCK)]):
+        pass
     return found
 
 

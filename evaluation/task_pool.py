@@ -15,7 +15,7 @@ from __future__ import annotations
 import os
 import threading
 from collections import deque
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Generic, TypeVar
 
@@ -138,6 +138,16 @@ class TaskPool:
         self._closed = True
         for worker in self._workers:
             worker.join()
+
+
+def in_order(pool: TaskPool | None, works: Sequence[Callable[[], T]]) -> Iterator[T]:
+    """The results of ``works``, in order: with a pool (and more than one work) all are submitted as leaf pieces
+    first; otherwise each is done here when the iterator reaches it, so a caller that stops early (a failed
+    check) skips the rest."""
+    if pool is None or len(works) < 2:
+        return (work() for work in works)
+    pieces = [pool.submit(work, leaf=True) for work in works]
+    return (piece.result() for piece in pieces)
 
 
 @contextmanager

@@ -16,7 +16,7 @@ import numpy.typing as npt
 
 from evaluation.formats.distinct import sorted_distinct
 from evaluation.formats.lexer import words_of
-from evaluation.task_pool import TaskPool
+from evaluation.task_pool import TaskPool, in_order
 
 IntArray = npt.NDArray[np.int64]
 U64Array = npt.NDArray[np.uint64]
@@ -269,9 +269,7 @@ def has_duplicates(group: IntArray, hashes: U64Array, pool: TaskPool | None = No
         at = np.searchsorted(edges, np.arange(_BATCH, n, _BATCH))
         bounds[1:1] = sorted_distinct(edges[at[at < edges.size]]).tolist()
     checks = [partial(_batch_duplicates, group, hashes, lo, hi) for lo, hi in pairwise(bounds) if hi - lo > 1]
-    if pool is not None and len(checks) > 2:
-        return any([piece.result() for piece in [pool.submit(check, leaf=True) for check in checks]])
-    return any(check() for check in checks)
+    return any(in_order(pool, checks))
 
 
 def _batch_duplicates(group: IntArray, hashes: U64Array, lo: int, hi: int) -> bool:

@@ -13,7 +13,7 @@ import os
 import stat
 import threading
 import zlib
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import partial
 from typing import Any
@@ -53,7 +53,7 @@ from evaluation.formats.source import (
 )
 from evaluation.model import DOCNO_HASHES, Run
 from evaluation.problems import InputError, Parsed, ProblemLog
-from evaluation.task_pool import TaskPool
+from evaluation.task_pool import TaskPool, in_order
 
 COLUMNS = 6
 _CHUNK_MIN = 1 << 20  # bytes of text per chunk in the plain-layout reader
@@ -416,11 +416,8 @@ def _parse_plain(chunks: Chunks, name: str, limits: DecodeLimits = DEFAULT_LIMIT
     lines = 0
     size = 0
     for batch in chunks:
-        parsed: list[Callable[[], _ChunkColumns | None]] = [partial(_chunk_columns, *span, limits) for span in batch]
-        if pool is not None and len(batch) > 1:
-            parsed = [pool.submit(work, leaf=True).result for work in parsed]
-        for (_, begin, end), result in zip(batch, parsed):
-            chunk = result()
+        parsed = in_order(pool, [partial(_chunk_columns, *span, limits) for span in batch])
+        for (_, begin, end), chunk in zip(batch, parsed):
             if chunk is None:
                 return None
             size += end - begin
