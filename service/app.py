@@ -18,6 +18,7 @@ from evaluation.report import engine_version
 from service import swagger_ui
 from service.api import BLUEPRINTS
 from service.blobs import BlobStore
+from service.broker.celery_factory import make_celery
 from service.config import Settings
 from service.datadir import secure_data_dir
 from service.db import Database
@@ -26,7 +27,6 @@ from service.queue import JobQueue
 from service.ratelimits import install_rate_limits
 from service.request_guard import LimitedRequest, refuse_deep_json
 from service.state import ServiceState
-from workers.celery_app import make_celery
 
 log = logging.getLogger(__name__)
 

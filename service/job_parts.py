@@ -1,4 +1,4 @@
-"""The life cycle of a split job's parts in the database (``workers.split`` runs them).
+"""The life cycle of a split job's parts in the database (``service.jobrun.split`` runs them).
 
 A split job is ``running`` with ``lease_owner = "parts:<worker that split it>"``: no single worker holds it.
 Each part is claimed, renewed and finished under its own lease, with the same conditional UPDATEs as jobs

@@ -2,7 +2,7 @@
 the shared tasks' tasks, phases, participants, submissions and webhooks, and the workers' heartbeats.
 
 The database is the source of truth for jobs: the broker only carries "job X is ready" messages, so a lost
-message, a dead worker or a restarted broker can always be repaired from here (``workers.recovery``).
+message, a dead worker or a restarted broker can always be repaired from here (``service.jobrun.recovery``).
 """
 
 from __future__ import annotations
@@ -333,8 +333,9 @@ class WorkerHeartbeat(Base):
 
 
 class JobPart(Base):
-    """A slice of an evaluation job's runs evaluated by one worker (``workers.split``): claimed under a lease like
-    a job, its outcome (a partial document, or the problems that failed it) stored as blob ``result_sha256``."""
+    """A slice of an evaluation job's runs evaluated by one worker (``service.jobrun.split``): claimed under a
+    lease like a job, its outcome (a partial document, or the problems that failed it) stored as blob
+    ``result_sha256``."""
 
     __tablename__ = "job_parts"
     job_id: Mapped[str] = mapped_column(ForeignKey("jobs.id"), primary_key=True)

@@ -30,10 +30,10 @@ from sqlalchemy.orm import Session
 
 from evaluation.report import engine_version
 from service import webhook_http, webhook_targets
+from service.broker.messages import DELIVER_WEBHOOK_TASK, publish
 from service.config import Settings
 from service.db import Database
 from service.models import WEBHOOK_EVENTS, Job, Task, Webhook, WebhookDelivery, as_utc, new_id, utcnow
-from workers.celery_app import DELIVER_WEBHOOK_TASK
 
 log = logging.getLogger(__name__)
 
@@ -121,9 +121,7 @@ def publish_deliveries(celery_app: Celery, ids: list[str], *, countdown: float |
     queue = celery_app.conf.evalserve_settings.webhook_queue
     for delivery_id in ids:
         try:
-            celery_app.send_task(DELIVER_WEBHOOK_TASK, args=[delivery_id], queue=queue, countdown=countdown,
-                                 retry=True, retry_policy={"max_retries": 2, "interval_start": 0.2,
-                                                           "interval_step": 0.5})
+            publish(celery_app, DELIVER_WEBHOOK_TASK, [delivery_id], queue=queue, countdown=countdown)
         except Exception as exc:  # broker down: the sweeper will publish the delivery later
             log.warning("could not publish webhook delivery %s (%s); it stays pending in the database",
                         delivery_id, exc)

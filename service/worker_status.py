@@ -1,5 +1,5 @@
 """Are the workers alive and is the queue moving? Workers write a heartbeat row every few seconds
-(``workers.heartbeat``); ``GET /health`` reads the recent ones and the age of the oldest queued job, so a stalled
+(``service.jobrun.heartbeat``); ``GET /health`` reads the recent ones and the age of the oldest queued job, so a stalled
 deployment says so instead of answering "ok" while jobs wait forever."""
 
 from __future__ import annotations

@@ -25,6 +25,7 @@ from service.app import create_app
 from service.auth import create_token
 from service.config import Settings
 from service.db import Database
+from service.jobrun.context import WorkerContext
 from service.models import (
     WEBHOOK_EVENTS,
     BlobRow,
@@ -38,7 +39,6 @@ from service.models import (
     utcnow,
 )
 from tests.service.webhook_receiver import Receiver
-from workers.context import WorkerContext
 
 SECRET = "whsec-test-0123456789abcdef"
 #: the test receivers listen on 127.0.0.1: the operator's allow-list lets webhooks reach them
@@ -459,7 +459,7 @@ def test_the_celery_task_delivers_and_republishes_a_retry_for_its_time(world: Wo
 
 
 def test_the_sweeper_republishes_overdue_deliveries(world: World) -> None:
-    from workers.recovery import delivery_grace_seconds, sweep_deliveries
+    from service.jobrun.recovery import delivery_grace_seconds, sweep_deliveries
 
     world.add_webhook("http://127.0.0.1:9/hook")
     [lost] = world.event()

@@ -475,7 +475,7 @@ class _Deployment:
         from service.app import create_app
         from service.auth import create_token
         from service.config import Settings
-        from workers.context import WorkerContext
+        from service.jobrun.context import WorkerContext
 
         self.settings = Settings.from_env({"EVALSERVE_DATA_DIR": str(tmp)})
         self.app = create_app(self.settings, migrate=True)
@@ -496,7 +496,7 @@ def deployment(tmp_path: Path) -> Iterator[_Deployment]:
 
 
 def test_service_collection_with_item_scores(deployment: _Deployment) -> None:
-    from workers.runner import run_job
+    from service.jobrun.runner import run_job
 
     qrels, run, scores = _days()
     created = deployment.call("POST", "/v1/collections", data={

@@ -32,12 +32,13 @@ from evaluation.pipeline import Inputs, NothingScored, check_run_names, load_inp
 from evaluation.problems import InputError, Problem
 from evaluation.report import Report
 from service import callbacks, job_parts, jobs
+from service.broker.messages import EVALUATE_PART_TASK
+from service.broker.messages import publish as publish_message
 from service.collection_files import collection_files
+from service.jobrun.context import WorkerContext
+from service.jobrun.runner import Lease, Stop, announce, failure, split_into, time_limit_error, worker_name
+from service.jobrun.stored_runs import StoredRuns
 from service.models import Collection
-from workers.celery_app import EVALUATE_PART_TASK
-from workers.context import WorkerContext
-from workers.runner import Lease, Stop, announce, failure, split_into, time_limit_error, worker_name
-from workers.stored_runs import StoredRuns
 
 log = logging.getLogger(__name__)
 
@@ -73,7 +74,7 @@ def publish(ctx: WorkerContext, job_id: str, indexes: list[int]) -> None:
         return
     try:
         for index in indexes:
-            ctx.celery.send_task(EVALUATE_PART_TASK, args=[job_id, index], queue=ctx.settings.queue)
+            publish_message(ctx.celery, EVALUATE_PART_TASK, [job_id, index], queue=ctx.settings.queue, retry=False)
     except Exception as exc:
         log.warning("could not publish the parts of job %s (%s); the sweeper will", job_id, exc)
         return
@@ -84,7 +85,7 @@ def run_part(ctx: WorkerContext, job_id: str, index: int, time_limit_errors: tup
              limit: Callable[[float], AbstractContextManager[None]] | None = None) -> str:
     """Run part ``index`` of ``job_id`` if this worker can claim it, then merge the job if it was the last;
     returns what happened to the part. ``limit(seconds)``: the time limit to run the part under (the task's:
-    ``workers.time_limit``), given what is left of the job's (``EVALSERVE_JOB_TIME_LIMIT_SECONDS`` covers every
+    ``service.jobrun.time_limit``), given what is left of the job's (``EVALSERVE_JOB_TIME_LIMIT_SECONDS`` covers every
     part: a part that starts after it has passed fails at once)."""
     settings = ctx.settings
     claim = job_parts.claim(ctx.db, job_id, index, worker_name(), settings.lease_seconds, settings.max_attempts)

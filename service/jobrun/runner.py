@@ -23,11 +23,11 @@ from evaluation.report import Report
 from service import callbacks, jobs
 from service.collection_files import collection_files
 from service.config import Settings
+from service.jobrun.context import WorkerContext
+from service.jobrun.stored_runs import StoredRuns, input_files
 from service.models import Collection, Job
 from service.task_events import announce_job
 from service.webhooks import publish_deliveries
-from workers.context import WorkerContext
-from workers.stored_runs import StoredRuns, input_files
 
 log = logging.getLogger(__name__)
 
@@ -134,7 +134,7 @@ def _run_claimed(ctx: WorkerContext, job_id: str, time_limit_errors: tuple[type[
     if claim is None:
         return "skipped"
     if claim.kind == "evaluation" and split_into(settings, len(claim.request["runs"])) > 1:
-        from workers.split import coordinate  # the split path imports this module
+        from service.jobrun.split import coordinate  # the split path imports this module
 
         return coordinate(ctx, claim)
     with Lease(ctx, claim) as lease:
