@@ -13,6 +13,7 @@ from evaluation.measures.names import expand_name
 from evaluation.measures.registry import default_registry
 from evaluation.meta.methods import options_for
 from service import callbacks, webhook_targets
+from service.job_kinds import EVALUATION, META, EvaluationRequest, MetaRequest
 from service.jobs import create_job
 from service.models import Collection, Job, RunRecord, new_id
 from service.problems import ApiProblem
@@ -96,10 +97,10 @@ def submit_evaluation(st: ServiceState, owner_id: str, admin: bool, body: dict[s
     run_ids = list(dict.fromkeys(body["runs"]))
     with st.db.session() as s:
         collection = _collection_with_runs(s, body["collection"], run_ids, owner_id, admin)
-        request = {"runs": run_ids, "measures": measures, "ties": body["ties"], "topics": body["topics"],
-                   "per_topic": bool(body["per_topic"])}
-        job = create_job(s, Job(id=new_id("job"), owner_id=owner_id, collection_id=collection.id, request=request,
-                                **callback))
+        request = EvaluationRequest(tuple(run_ids), tuple(measures), body["ties"], body["topics"],
+                                    bool(body["per_topic"]))
+        job = create_job(s, Job(id=new_id("job"), owner_id=owner_id, collection_id=collection.id,
+                                request=request.to_json(), **callback))
     st.queue.publish(job.id)
     return job
 
@@ -110,7 +111,6 @@ def submit_meta_evaluation(st: ServiceState, owner_id: str, admin: bool, body: d
         options = options_for(body["method"], body.get("options") or {})
     except ValueError as exc:
         raise ApiProblem(422, "invalid-meta-request", str(exc)) from None
-    request: dict[str, Any] = {"method": body["method"], "options": options}
     callback = _callback(st, body)
     if body.get("evaluation"):
         if body.get("collection") or body.get("runs"):
@@ -118,19 +118,19 @@ def submit_meta_evaluation(st: ServiceState, owner_id: str, admin: bool, body: d
                              " measures, not both")
         with st.db.session() as s:
             source = s.get(Job, body["evaluation"])
-            if source is None or source.kind != "evaluation" or (not admin and source.owner_id != owner_id):
+            if source is None or source.kind != EVALUATION or (not admin and source.owner_id != owner_id):
                 raise ApiProblem(404, "not-found", f"no evaluation job {body['evaluation']}")
             if source.state != "succeeded":
                 raise ApiProblem(409, f"job-{source.state}", f"evaluation job {source.id} is {source.state};"
                                  " meta-evaluate it once it has succeeded")
             wanted = requested_measures(body["measures"]) if body.get("measures") else []
-            measures, unknown = _evaluated_as(wanted, list(source.request["measures"]))
+            measures, unknown = _evaluated_as(wanted, list(EvaluationRequest.from_json(source.request).measures))
             if unknown:
                 raise ApiProblem(422, "measure-missing", f"evaluation job {source.id} has no results for"
                                  f" {', '.join(unknown)}")
-            request.update(evaluation=source.id, measures=measures)
+            request = MetaRequest(body["method"], options, evaluation=source.id, measures=tuple(measures))
             job = create_job(s, Job(id=new_id("job"), owner_id=owner_id, collection_id=source.collection_id,
-                                    kind="meta", request=request, **callback))
+                                    kind=META, request=request.to_json(), **callback))
     else:
         if not (body.get("collection") and body.get("runs") and body.get("measures")):
             raise ApiProblem(422, "missing-inputs", "give evaluation (a succeeded evaluation job), or collection,"
@@ -138,9 +138,9 @@ def submit_meta_evaluation(st: ServiceState, owner_id: str, admin: bool, body: d
         measures = requested_measures(body["measures"])
         with st.db.session() as s:
             collection = _collection_with_runs(s, body["collection"], body["runs"], owner_id, admin)
-            request.update(runs=list(dict.fromkeys(body["runs"])), measures=measures, ties=body["ties"],
-                           topics=body["topics"])
+            request = MetaRequest(body["method"], options, runs=tuple(dict.fromkeys(body["runs"])),
+                                  measures=tuple(measures), ties=body["ties"], topics=body["topics"])
             job = create_job(s, Job(id=new_id("job"), owner_id=owner_id, collection_id=collection.id,
-                                    kind="meta", request=request, **callback))
+                                    kind=META, request=request.to_json(), **callback))
     st.queue.publish(job.id)
     return job

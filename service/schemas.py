@@ -11,6 +11,7 @@ from evaluation.pipeline import QRELS_FORMATS
 from evaluation.ranking import TIE_POLICIES
 from evaluation.report import FORMATS
 from evaluation.side_registry import SIDE_KINDS
+from service.job_kinds import KINDS
 from service.longpoll import MAX_WAIT_SECONDS
 from service.models import JOB_STATES
 
@@ -144,7 +145,7 @@ class SubmissionFilesSchema(ma.Schema):
 
 class JobSchema(ma.Schema):
     id = ma.fields.String()
-    kind = ma.fields.String(validate=V.OneOf(("evaluation", "meta")))
+    kind = ma.fields.String(validate=V.OneOf(tuple(KINDS)))
     method = ma.fields.String(allow_none=True, metadata={"description": "meta-evaluation method (meta jobs)"})
     evaluation = ma.fields.String(allow_none=True, metadata={"description": "the evaluation job meta-evaluated"})
     state = ma.fields.String(validate=V.OneOf(JOB_STATES))

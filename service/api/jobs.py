@@ -10,16 +10,13 @@ from flask.views import MethodView
 from flask_smorest import Blueprint
 from sqlalchemy import select
 
-from evaluation.meta import plots
-from evaluation.meta.render import render_text
-from evaluation.meta.table import ScoreTable
 from evaluation.problems import InputError
-from evaluation.report import render_document
 from service import callbacks
 from service import jobs as job_states
 from service.api._common import get_or_404, job_out, page_of, visible
 from service.api.conditional import etag_of, if_none_match, matches, not_modified
 from service.auth import require
+from service.job_kinds import KINDS, NoPlot
 from service.longpoll import wait_for_change
 from service.models import FINAL_STATES, Job
 from service.problems import PROBLEM_JSON, ApiProblem, ProblemSchema
@@ -117,20 +114,16 @@ class Result(MethodView):
             if job.state != "succeeded" or job.result_sha256 is None:
                 detail = f"job {job_id} is {job.state}" + (f": {job.error['message']}" if job.error else "")
                 raise ApiProblem(409, f"job-{job.state}", detail)
-            per_topic = query.get("per_topic", job.request.get("per_topic", False))
+            kind = KINDS[job.kind]
+            per_topic = query.get("per_topic", kind.parse(job.request).fields()["per_topic"])
             tag = etag_of("result", job.result_sha256, query["format"], per_topic)  # a result never changes
             if matches(tag, if_none_match()):
                 return not_modified(tag)
             document = json.loads(st.blobs.get(s, job.result_sha256))
         fmt = query["format"]
-        if job.kind == "meta":
-            if fmt not in ("json", "table"):
-                raise ApiProblem(422, "format-not-available", "a meta-evaluation result is json or table")
-            text = json.dumps(document, indent=2) + "\n" if fmt == "json" else render_text(document)
-            return Response(text, mimetype=MEDIA[fmt], headers={"ETag": tag})
-        if fmt == "table":
-            raise ApiProblem(422, "format-not-available", "an evaluation result is json, tsv, csv or trec_eval")
-        return Response(render_document(document, fmt, per_topic), mimetype=MEDIA[fmt], headers={"ETag": tag})
+        if fmt not in kind.formats:
+            raise ApiProblem(422, "format-not-available", kind.formats_message)
+        return Response(kind.render(document, fmt, per_topic), mimetype=MEDIA[fmt], headers={"ETag": tag})
 
 
 @blp.route("/<string:job_id>/plot")
@@ -154,15 +147,13 @@ class Plot(MethodView):
                 raise ApiProblem(409, f"job-{job.state}", f"job {job_id} is {job.state}")
             document = json.loads(st.blobs.get(s, job.result_sha256))
         fmt = query["format"]
+        kind = KINDS[job.kind]
         try:
-            if job.kind == "meta" and "discriminative_power" in document:
-                image = plots.asl_curves(document, fmt)
-            elif job.kind == "evaluation":
-                image = plots.score_distributions(ScoreTable.from_document(document), fmt)
-            else:
-                raise ApiProblem(422, "plot-unavailable", f"a {job.request['method']} result has no plot;"
-                                 " discriminative-power jobs (ASL curves) and evaluation jobs (score"
-                                 " distributions) have")
+            if kind.plot is None:
+                raise NoPlot(f"a {kind.name} job has no plot")
+            image = kind.plot(document, kind.parse(job.request), fmt)
+        except NoPlot as exc:
+            raise ApiProblem(422, "plot-unavailable", str(exc)) from None
         except InputError as exc:
             raise ApiProblem(422, exc.problems[0].code, exc.problems[0].message) from None
         return Response(image, mimetype="image/png" if fmt == "png" else "image/svg+xml")

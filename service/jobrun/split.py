@@ -35,6 +35,7 @@ from service import callbacks, job_parts, jobs
 from service.broker.messages import EVALUATE_PART_TASK
 from service.broker.messages import publish as publish_message
 from service.collection_files import collection_files
+from service.job_kinds import EvaluationRequest
 from service.jobrun.context import WorkerContext
 from service.jobrun.runner import Lease, Stop, announce, failure, split_into, time_limit_error, worker_name
 from service.jobrun.stored_runs import StoredRuns
@@ -56,7 +57,7 @@ def slices(runs: Sequence[str], n_parts: int) -> list[list[str]]:
 def coordinate(ctx: WorkerContext, claim: jobs.Claim) -> str:
     """Split a claimed job into parts and publish them (an earlier attempt's parts are reused, and merged at
     once if they are all final); returns what happened."""
-    runs = list(claim.request["runs"])
+    runs = list(EvaluationRequest.from_json(claim.request).runs)
     job_parts.create(ctx.db, claim.job_id, slices(runs, split_into(ctx.settings, len(runs))))
     pending = job_parts.unfinished(ctx.db, claim.job_id)
     if not pending:
@@ -180,7 +181,7 @@ def _failed(error: dict[str, Any] | None) -> dict[str, Any]:
 def _evaluate_part(ctx: WorkerContext, claim: job_parts.PartClaim, lease: Lease,
                    time_limit_errors: tuple[type[BaseException], ...]) -> dict[str, Any]:
     """A part's outcome: what it read (files and problems) and either its partial report or its error."""
-    request = claim.request
+    request = EvaluationRequest.from_json(claim.request)
     outcome = _failed(None)
     lease.progress("reading judgments", 0.0)
     with ctx.db.session() as s:
@@ -218,7 +219,7 @@ def _evaluate_part(ctx: WorkerContext, claim: job_parts.PartClaim, lease: Lease,
         return outcome
     inputs = Inputs(judged.qrels, runs, judged.intent_weights, judged.side)
     try:
-        report = run_evaluation(inputs, request["measures"], ties=request["ties"], topics=request["topics"],
+        report = run_evaluation(inputs, list(request.measures), ties=request.ties, topics=request.topics,
                                 progress=lambda stage, f: lease.progress(stage, 0.5 + 0.5 * f))
     except Stop:
         raise
