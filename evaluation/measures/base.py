@@ -15,7 +15,7 @@ from typing import Any, Literal
 import numpy as np
 import numpy.typing as npt
 
-from evaluation.problems import MeasureError as MeasureError  # defined there: light for the CLI to catch
+from evaluation.problems import MeasureError
 
 ParamKind = Literal["float", "int", "choice", "table", "int_or_choice"]
 CutoffRule = Literal["none", "optional", "required"]
