@@ -171,6 +171,14 @@ class MeasureDef:
         return text + ("@10" if self.cutoff == "required" else "")
 
 
+def required_cutoff(cutoff: int | None) -> int:
+    """The cutoff a kernel of a ``cutoff="required"`` measure is given: ``MeasureDef.instance`` never leaves it
+    None, so None here is a bug (a kernel called directly without one)."""
+    if cutoff is None:
+        raise TypeError("this measure needs a cutoff")
+    return cutoff
+
+
 @dataclass(frozen=True)
 class Measure:
     """A measure with all parameter values (in declaration order) and its cutoff; identity = canonical name.
