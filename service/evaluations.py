@@ -8,10 +8,10 @@ from typing import Any
 
 from sqlalchemy.orm import Session
 
-from evaluation.measures.base import MeasureError
 from evaluation.measures.names import expand_name
 from evaluation.measures.registry import default_registry
 from evaluation.meta.methods import options_for
+from evaluation.problems import MeasureError
 from service import callbacks, webhook_targets
 from service.job_kinds import EVALUATION, META, EvaluationRequest, MetaRequest
 from service.jobs import create_job

@@ -15,7 +15,7 @@ from typing import Any, Literal
 import numpy as np
 import numpy.typing as npt
 
-from evaluation.problems import MeasureError as MeasureError  # defined there: light for the CLI to catch
+from evaluation.problems import MeasureError
 
 ParamKind = Literal["float", "int", "choice", "table", "int_or_choice"]
 CutoffRule = Literal["none", "optional", "required"]
@@ -169,6 +169,14 @@ class MeasureDef:
         req = [f"{p.name}={p.choices[0] if p.choices else 1}" for p in self.params if p.required]
         text = self.name + (f"({','.join(req)})" if req else "")
         return text + ("@10" if self.cutoff == "required" else "")
+
+
+def required_cutoff(cutoff: int | None) -> int:
+    """The cutoff a kernel of a ``cutoff="required"`` measure is given: ``MeasureDef.instance`` never leaves it
+    None, so None here is a bug (a kernel called directly without one)."""
+    if cutoff is None:
+        raise TypeError("this measure needs a cutoff")
+    return cutoff
 
 
 @dataclass(frozen=True)

@@ -14,9 +14,8 @@ from evaluation.hierarchy.jsonio import to_json
 from evaluation.hierarchy.model import SIMS, TOPS, VARIANTS, WD_GAINS, WI_COUNTS, HierarchySettings
 from evaluation.hierarchy.prepare import HierarchySource
 from evaluation.intent_ranking import intent_slots
-from evaluation.measures.base import MeasureError
 from evaluation.pipeline import load_inputs
-from evaluation.problems import InputError
+from evaluation.problems import EvaluationError, InputError
 from evaluation.side_registry import SIDE_KINDS
 from service.api._common import collection_out, get_or_404, page_of, readable_collections
 from service.auth import current_token, require
@@ -109,6 +108,6 @@ class CollectionHierarchies(MethodView):
             source = HierarchySource(inputs.qrels, intent_slots(inputs.qrels, 1, inputs.intent_weights),
                                      inputs.side, {})
             built = source.hierarchies(HierarchySettings(**query).normalised())
-        except (MeasureError, InputError) as exc:
+        except (EvaluationError, InputError) as exc:
             raise ApiProblem(422, "missing-inputs", str(exc)) from None
         return Response(to_json(built) + "\n", mimetype="application/json")

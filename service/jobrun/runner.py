@@ -14,11 +14,10 @@ from typing import Any
 
 from sqlalchemy.exc import OperationalError
 
-from evaluation.measures.base import MeasureError
 from evaluation.meta.methods import run_method
 from evaluation.meta.table import ScoreTable
 from evaluation.pipeline import NothingScored, load_inputs, run_evaluation
-from evaluation.problems import InputError
+from evaluation.problems import EvaluationError, InputError
 from evaluation.report import Report
 from service import callbacks, jobs
 from service.collection_files import collection_files
@@ -183,7 +182,7 @@ def failure(exc: BaseException, settings: Settings, time_limit_errors: tuple[typ
         return jobs.error_detail("no-topics-scored", str(exc), [p.as_dict() for p in exc.problems])
     if isinstance(exc, InputError):
         return jobs.error_detail("invalid-input", str(exc), [p.as_dict() for p in exc.problems])
-    if isinstance(exc, MeasureError):
+    if isinstance(exc, EvaluationError):  # a bad measure, or another request the engine cannot carry out
         return jobs.error_detail("invalid-measure", str(exc))
     if isinstance(exc, (KeyError, ValueError)):  # a measure or option of a meta-evaluation the results lack
         return jobs.error_detail("invalid-request", str(exc).strip("'\""))

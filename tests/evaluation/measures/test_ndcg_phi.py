@@ -22,7 +22,7 @@ from evaluation import evaluator as evaluator_module
 from evaluation.evaluator import Evaluator, evaluate
 from evaluation.formats import Blob, parse_qrels, parse_run
 from evaluation.formats.item_scores import ItemScores, parse_item_scores, read_item_scores
-from evaluation.measures.base import MeasureDef, MeasureError
+from evaluation.measures.base import MeasureDef
 from evaluation.measures.registry import parse_measure
 from evaluation.measures.scored.phi import (
     CURVE,
@@ -36,6 +36,7 @@ from evaluation.measures.scored.phi import (
     pchip_slopes,
     phi,
 )
+from evaluation.problems import MeasureError
 from evaluation.side_inputs import PrepareContext, Preparer, SideInputs
 
 # -- spec 2.9 test vectors --------------------------------------------------------------------------------------
