@@ -24,7 +24,7 @@ from service import callbacks, jobs
 from service.collection_files import collection_files
 from service.config import Settings
 from service.models import Collection, Job
-from service.task_events import announce_job
+from service.shared_tasks.events import announce_job
 from service.webhooks import publish_deliveries
 from workers.context import WorkerContext
 from workers.stored_runs import StoredRuns, input_files

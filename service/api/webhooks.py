@@ -14,13 +14,13 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from service import webhook_targets, webhooks
-from service.api._common import page_of
 from service.auth import require
 from service.idempotency import idempotent
 from service.models import DELIVERY_STATES, WEBHOOK_EVENTS, Webhook, WebhookDelivery, as_utc, new_id
+from service.paging import page_of
 from service.problems import PROBLEM_JSON, ApiProblem, ProblemSchema
+from service.shared_tasks.access import organised_task
 from service.state import state
-from service.task_access import organised_task
 
 blp = Blueprint("webhooks", __name__, url_prefix="/v1/tasks", description="Task webhooks")
 

@@ -30,8 +30,8 @@ from service.models import (
     utcnow,
 )
 from service.problems import ApiProblem
+from service.shared_tasks.access import TaskAccess, organised_task, participating, task_access
 from service.state import ServiceState
-from service.task_access import TaskAccess, organised_task, participating, task_access
 from service.uploads import check_runs, create_collection, store_run
 
 DEFAULT_SIGNIFICANCE: dict[str, Any] = {"test": "t", "correction": "holm", "alpha": 0.05}

@@ -17,11 +17,8 @@ from sqlalchemy.orm import Session
 
 from evaluation.leaderboard import to_csv, to_latex
 from evaluation.side_registry import SIDE_KINDS
-from service.api._common import page_of
 from service.auth import caller_or_none, current_token, require
 from service.idempotency import idempotent
-from service.leaderboard_html import render_leaderboard_html
-from service.leaderboards import task_leaderboard
 from service.models import (
     Job,
     Participant,
@@ -34,11 +31,13 @@ from service.models import (
     as_utc,
     utcnow,
 )
+from service.paging import page_of
 from service.problems import PROBLEM_JSON, ApiProblem, ProblemSchema
 from service.schemas import CollectionFilesSchema
-from service.state import state
-from service.task_access import TaskAccess, organised_task, task_access
-from service.task_schemas import (
+from service.shared_tasks.access import TaskAccess, organised_task, task_access
+from service.shared_tasks.leaderboard import task_leaderboard
+from service.shared_tasks.leaderboard_html import render_leaderboard_html
+from service.shared_tasks.schemas import (
     JudgmentsFormSchema,
     JudgmentsVersionSchema,
     LeaderboardQuerySchema,
@@ -57,9 +56,18 @@ from service.task_schemas import (
     TaskSubmissionFilesSchema,
     TaskSubmissionFormSchema,
 )
-from service.tasks import add_phase, create_task, new_judgments, register, select_submission, submit, task_phases
-from service.tasks import update_phase as change_phase
-from service.tasks import update_task as change_task
+from service.shared_tasks.services import (
+    add_phase,
+    create_task,
+    new_judgments,
+    register,
+    select_submission,
+    submit,
+    task_phases,
+)
+from service.shared_tasks.services import update_phase as change_phase
+from service.shared_tasks.services import update_task as change_task
+from service.state import state
 from service.upload_limits import check_upload
 
 blp = Blueprint("tasks", __name__, url_prefix="/v1/tasks", description="Shared tasks and leaderboards")
