@@ -12,8 +12,8 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from service.auth import caller_or_none
+from service.errors import ServiceError
 from service.models import Participant, Task, Token, as_utc, utcnow
-from service.problems import ApiProblem
 
 Role = Literal["organiser", "participant", "public"]
 
@@ -55,14 +55,14 @@ def task_access(session: Session, task_id: str, token: Token | None = None) -> T
     token = token if token is not None else caller_or_none()
     task = session.get(Task, task_id)
     if task is None:
-        raise ApiProblem(404, "not-found", f"no task {task_id}")
+        raise ServiceError(404, "not-found", f"no task {task_id}")
     if is_organiser(task, token):
         return TaskAccess(task, "organiser", _participant(session, task, token))
     participant = _participant(session, task, token)
     if participant is not None:
         return TaskAccess(task, "participant", participant)
     if task.visibility == "private":
-        raise ApiProblem(404, "not-found", f"no task {task_id}")
+        raise ServiceError(404, "not-found", f"no task {task_id}")
     return TaskAccess(task, "public", None)
 
 
@@ -70,7 +70,7 @@ def organised_task(session: Session, task_id: str, token: Token | None = None) -
     """The task, if the caller organises it: 404 when they cannot see it, 403 when they can but do not."""
     access = task_access(session, task_id, token)
     if not access.organiser:
-        raise ApiProblem(403, "organisers-only", f"only the organisers of task {task_id} may do this")
+        raise ServiceError(403, "organisers-only", f"only the organisers of task {task_id} may do this")
     return access.task
 
 
@@ -78,8 +78,8 @@ def participating(session: Session, task_id: str, token: Token | None = None) ->
     """The caller's access to a task they take part in (organisers pass too): 403 ``not-registered`` otherwise."""
     access = task_access(session, task_id, token)
     if access.participant is None and not access.organiser:
-        raise ApiProblem(403, "not-registered", f"register for task {task_id} first:"
-                         f" POST /v1/tasks/{task_id}/participants")
+        raise ServiceError(403, "not-registered", f"register for task {task_id} first:"
+                           f" POST /v1/tasks/{task_id}/participants")
     return access
 
 

@@ -1,5 +1,5 @@
 """Shared tasks: creating them and their phases, registering participants, taking submissions (deadlines and
-quotas enforced on the server, in UTC) and re-evaluating every submission when the judgments change. Flask-free:
+quotas enforced on the server, in UTC) and re-evaluating every submission when the judgments change. Flask-free
 the API's views and the workers both call these with a session or the service state."""
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ from sqlalchemy import func, select, update
 from sqlalchemy.orm import Session
 
 from evaluation.meta.significance import CORRECTIONS, TESTS
+from service.errors import ServiceError
 from service.evaluations import canonical_measures
 from service.jobs import create_job
 from service.models import (
@@ -29,7 +30,6 @@ from service.models import (
     new_id,
     utcnow,
 )
-from service.problems import ApiProblem
 from service.shared_tasks.access import TaskAccess, organised_task, participating, task_access
 from service.state import ServiceState
 from service.uploads import check_runs, create_collection, store_run
@@ -42,23 +42,25 @@ def _significance(given: dict[str, Any] | None) -> dict[str, Any]:
     out = {**DEFAULT_SIGNIFICANCE, **(given or {})}
     unknown = set(out) - {"test", "correction", "alpha", "resamples", "seed"}
     if unknown:
-        raise ApiProblem(422, "invalid-significance", f"unknown significance setting(s): {', '.join(sorted(unknown))}")
+        raise ServiceError(422, "invalid-significance",
+                           f"unknown significance setting(s): {', '.join(sorted(unknown))}")
     if out["test"] not in TESTS:
-        raise ApiProblem(422, "invalid-significance", f"unknown test {out['test']!r}; choose one of {', '.join(TESTS)}")
+        raise ServiceError(422, "invalid-significance",
+                           f"unknown test {out['test']!r}; choose one of {', '.join(TESTS)}")
     if out["test"] == "tukey":
         out["correction"] = None  # Tukey's HSD already controls the family-wise error
     if out["correction"] not in (*CORRECTIONS, None):
-        raise ApiProblem(422, "invalid-significance", f"unknown correction {out['correction']!r}; choose one of"
-                         f" {', '.join(CORRECTIONS)} or null")
+        raise ServiceError(422, "invalid-significance", f"unknown correction {out['correction']!r}; choose one of"
+                           f" {', '.join(CORRECTIONS)} or null")
     if not isinstance(out["alpha"], int | float) or not 0 < float(out["alpha"]) < 1:
-        raise ApiProblem(422, "invalid-significance", "alpha must be a number between 0 and 1")
+        raise ServiceError(422, "invalid-significance", "alpha must be a number between 0 and 1")
     return out
 
 
 def _check_phase_times(opens_at: datetime, closes_at: datetime) -> None:
     if closes_at <= opens_at:
-        raise ApiProblem(422, "invalid-phase", f"a phase must close after it opens ({closes_at.isoformat()} is not"
-                         f" after {opens_at.isoformat()})")
+        raise ServiceError(422, "invalid-phase", f"a phase must close after it opens ({closes_at.isoformat()} is not"
+                           f" after {opens_at.isoformat()})")
 
 
 def _check_no_overlap(phases: list[Phase], candidate: Phase) -> None:
@@ -66,8 +68,8 @@ def _check_no_overlap(phases: list[Phase], candidate: Phase) -> None:
     for other in phases:
         if other.id != candidate.id and as_utc(other.opens_at) < as_utc(candidate.closes_at) \
                 and as_utc(candidate.opens_at) < as_utc(other.closes_at):
-            raise ApiProblem(422, "overlapping-phases", f"phase {candidate.name!r} overlaps phase {other.name!r};"
-                             " phases of a task must not overlap")
+            raise ServiceError(422, "overlapping-phases", f"phase {candidate.name!r} overlaps phase {other.name!r};"
+                               " phases of a task must not overlap")
 
 
 def new_phase(task_id: str, body: dict[str, Any]) -> Phase:
@@ -86,8 +88,8 @@ def create_task(st: ServiceState, token: Token, body: dict[str, Any]) -> Task:
     measures = canonical_measures(body["measures"])
     primary = canonical_measures([body["primary_measure"]])[0] if body.get("primary_measure") else measures[0]
     if primary not in measures:
-        raise ApiProblem(422, "invalid-primary-measure", f"the primary measure {primary} is not one of the official"
-                         f" measures ({', '.join(measures)})")
+        raise ServiceError(422, "invalid-primary-measure", f"the primary measure {primary} is not one of the official"
+                           f" measures ({', '.join(measures)})")
     _check_visibility(body.get("visibility", "public"), body.get("blinded_until"))
     _check_registration(body.get("registration", "open"), body.get("registration_code"))
     admin = "admin" in token.scope_set
@@ -95,9 +97,9 @@ def create_task(st: ServiceState, token: Token, body: dict[str, Any]) -> Task:
         collection = s.get(Collection, body["collection"])
         if collection is None or (not admin and collection.owner_id != token.id):
             if collection is not None and not collection.hidden:
-                raise ApiProblem(403, "not-your-collection", f"collection {collection.id} belongs to another token;"
-                                 " a task's judgments must be the organiser's own")
-            raise ApiProblem(404, "not-found", f"no collection {body['collection']}")
+                raise ServiceError(403, "not-your-collection", f"collection {collection.id} belongs to another token;"
+                                   " a task's judgments must be the organiser's own")
+            raise ServiceError(404, "not-found", f"no collection {body['collection']}")
         collection.hidden = True
         task = Task(
             id=new_id("task"), owner_id=token.id, name=body["name"], description=body.get("description", ""),
@@ -124,18 +126,18 @@ def _unique_names(phases: list[Phase]) -> None:
     names = [p.name for p in phases]
     for name in names:
         if names.count(name) > 1:
-            raise ApiProblem(422, "duplicate-phase", f"two phases are named {name!r}")
+            raise ServiceError(422, "duplicate-phase", f"two phases are named {name!r}")
 
 
 def _check_visibility(visibility: str, blinded_until: datetime | None) -> None:
     if visibility == "blinded" and blinded_until is None:
-        raise ApiProblem(422, "invalid-visibility", "a blinded task needs blinded_until: the date its leaderboard"
-                         " opens")
+        raise ServiceError(422, "invalid-visibility", "a blinded task needs blinded_until: the date its leaderboard"
+                           " opens")
 
 
 def _check_registration(mode: str, code: str | None) -> None:
     if mode == "code" and not code:
-        raise ApiProblem(422, "invalid-registration", "registration by code needs registration_code")
+        raise ServiceError(422, "invalid-registration", "registration by code needs registration_code")
 
 
 def update_task(st: ServiceState, token: Token, task_id: str, body: dict[str, Any]) -> Task:
@@ -171,7 +173,7 @@ def update_phase(st: ServiceState, token: Token, task_id: str, name: str, body: 
         phases = task_phases(s, task_id)
         phase = next((p for p in phases if p.name == name), None)
         if phase is None:
-            raise ApiProblem(404, "not-found", f"task {task_id} has no phase {name!r}")
+            raise ServiceError(404, "not-found", f"task {task_id} has no phase {name!r}")
         for key in ("opens_at", "closes_at", "quota_per_day", "quota_total"):
             if key in body:
                 setattr(phase, key, body[key])
@@ -185,24 +187,24 @@ def register(st: ServiceState, token: Token, task_id: str, team: str, code: str 
     with st.db.session() as s:
         task = s.get(Task, task_id)
         if task is None:
-            raise ApiProblem(404, "not-found", f"no task {task_id}")
+            raise ServiceError(404, "not-found", f"no task {task_id}")
         organiser = token.id == task.owner_id or "admin" in token.scope_set
         code_ok = code is not None and task.registration_code is not None and hmac.compare_digest(
             code.encode(), task.registration_code.encode())
         if not organiser and not code_ok:
             if task.visibility == "private" and task.registration != "open":
-                raise ApiProblem(404, "not-found", f"no task {task_id}")  # a private task is not revealed
+                raise ServiceError(404, "not-found", f"no task {task_id}")  # a private task is not revealed
             if task.registration == "code":
-                raise ApiProblem(403, "registration-code", "this task takes participants by registration code; ask"
-                                 " its organisers for it" if code is None else "the registration code is not right")
+                raise ServiceError(403, "registration-code", "this task takes participants by registration code; ask"
+                                   " its organisers for it" if code is None else "the registration code is not right")
         existing = s.execute(select(Participant).where(Participant.task_id == task_id,
                                                        Participant.token_id == token.id)).scalar_one_or_none()
         if existing is not None:
-            raise ApiProblem(409, "already-registered", f"this token is registered for task {task_id} as team"
-                             f" {existing.team!r}")
+            raise ServiceError(409, "already-registered", f"this token is registered for task {task_id} as team"
+                               f" {existing.team!r}")
         taken = s.execute(select(Participant.id).where(Participant.task_id == task_id, Participant.team == team))
         if taken.first() is not None:
-            raise ApiProblem(409, "team-taken", f"the team name {team!r} is taken in task {task_id}; choose another")
+            raise ServiceError(409, "team-taken", f"the team name {team!r} is taken in task {task_id}; choose another")
         participant = Participant(id=new_id("part"), task_id=task_id, token_id=token.id, team=team)
         s.add(participant)
     return participant
@@ -222,19 +224,19 @@ def current_phase(phases: list[Phase], at: datetime) -> Phase | None:
     return started[-1] if started else (phases[0] if phases else None)
 
 
-def _closed(task_id: str, phases: list[Phase], at: datetime) -> ApiProblem:
+def _closed(task_id: str, phases: list[Phase], at: datetime) -> ServiceError:
     """Why a submission at ``at`` is refused: before, between or after the task's phases."""
     stamp = at.isoformat(timespec="seconds")
     upcoming = [p for p in phases if as_utc(p.opens_at) > at]
     if upcoming:
         nxt = upcoming[0]
-        return ApiProblem(409, "phase-not-open", f"no phase of task {task_id} is open at {stamp} (UTC); phase"
-                          f" {nxt.name!r} opens at {as_utc(nxt.opens_at).isoformat()}")
+        return ServiceError(409, "phase-not-open", f"no phase of task {task_id} is open at {stamp} (UTC); phase"
+                            f" {nxt.name!r} opens at {as_utc(nxt.opens_at).isoformat()}")
     if phases:
         last = phases[-1]
-        return ApiProblem(409, "phase-closed", f"submissions to task {task_id} closed: phase {last.name!r} ended at"
-                          f" {as_utc(last.closes_at).isoformat()} and it is now {stamp} (UTC)")
-    return ApiProblem(409, "phase-not-open", f"task {task_id} has no phases yet; its organisers add them")
+        return ServiceError(409, "phase-closed", f"submissions to task {task_id} closed: phase {last.name!r} ended at"
+                            f" {as_utc(last.closes_at).isoformat()} and it is now {stamp} (UTC)")
+    return ServiceError(409, "phase-not-open", f"task {task_id} has no phases yet; its organisers add them")
 
 
 def _check_quota(s: Session, phase: Phase, participant: Participant, at: datetime) -> None:
@@ -242,17 +244,17 @@ def _check_quota(s: Session, phase: Phase, participant: Participant, at: datetim
     mine = select(func.count()).select_from(Submission).where(
         Submission.participant_id == participant.id, Submission.phase_id == phase.id)
     if phase.quota_total is not None and (s.execute(mine).scalar() or 0) >= phase.quota_total:
-        raise ApiProblem(429, "quota-exceeded", f"team {participant.team!r} made all {phase.quota_total}"
-                         f" submissions that phase {phase.name!r} allows")
+        raise ServiceError(429, "quota-exceeded", f"team {participant.team!r} made all {phase.quota_total}"
+                           f" submissions that phase {phase.name!r} allows")
     if phase.quota_per_day is not None:
         day = at.replace(hour=0, minute=0, second=0, microsecond=0)
         tomorrow = day + timedelta(days=1)
         today = mine.where(Submission.submitted_at >= day, Submission.submitted_at < tomorrow)
         if (s.execute(today).scalar() or 0) >= phase.quota_per_day:
             wait = max(1, int((tomorrow - at).total_seconds()) + 1)
-            raise ApiProblem(429, "quota-exceeded", f"team {participant.team!r} made all {phase.quota_per_day}"
-                             f" submissions allowed per day in phase {phase.name!r}; the next is accepted from"
-                             f" {tomorrow.isoformat()} (UTC)", headers={"Retry-After": str(wait)})
+            raise ServiceError(429, "quota-exceeded", f"team {participant.team!r} made all {phase.quota_per_day}"
+                               f" submissions allowed per day in phase {phase.name!r}; the next is accepted from"
+                               f" {tomorrow.isoformat()} (UTC)", headers={"Retry-After": str(wait)})
 
 
 def _submission_phase(s: Session, access: TaskAccess, requested: str | None, at: datetime) -> Phase:
@@ -261,7 +263,7 @@ def _submission_phase(s: Session, access: TaskAccess, requested: str | None, at:
     if requested is not None:
         phase = next((p for p in phases if p.name == requested), None)
         if phase is None:
-            raise ApiProblem(404, "not-found", f"task {access.task.id} has no phase {requested!r}")
+            raise ServiceError(404, "not-found", f"task {access.task.id} has no phase {requested!r}")
         if access.organiser or phase_at([phase], at) is not None:
             return phase
         raise _closed(access.task.id, [phase], at)
@@ -281,10 +283,10 @@ def submit(st: ServiceState, token: Token, task_id: str, upload: tuple[str, byte
     with st.db.session() as s:  # refuse early, before reading a large upload
         access = participating(s, task_id, token)
         if baseline and not access.organiser:
-            raise ApiProblem(403, "organisers-only", "only organisers submit baselines")
+            raise ServiceError(403, "organisers-only", "only organisers submit baselines")
         if access.participant is None:
-            raise ApiProblem(403, "not-registered", f"register a team for task {task_id} before submitting"
-                             " (organisers too): POST /v1/tasks/{task_id}/participants")
+            raise ServiceError(403, "not-registered", f"register a team for task {task_id} before submitting"
+                               " (organisers too): POST /v1/tasks/{task_id}/participants")
         phase = _submission_phase(s, access, phase_name, at)
         if not access.organiser:
             _check_quota(s, phase, access.participant, at)
@@ -330,7 +332,7 @@ def select_submission(st: ServiceState, token: Token, task_id: str, submission_i
         sub = s.get(Submission, submission_id)
         if sub is None or sub.task_id != task_id or (
                 not access.organiser and (access.participant is None or sub.participant_id != access.participant.id)):
-            raise ApiProblem(404, "not-found", f"no submission {submission_id} in task {task_id}")
+            raise ServiceError(404, "not-found", f"no submission {submission_id} in task {task_id}")
         if selected:
             s.execute(update(Submission).where(Submission.participant_id == sub.participant_id,
                                                Submission.phase_id == sub.phase_id).values(selected=False))
