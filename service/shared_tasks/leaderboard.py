@@ -17,7 +17,7 @@ from evaluation.leaderboard import Entry, Leaderboard, SignificanceSettings, ran
 from service.blobs import BlobStore
 from service.errors import ServiceError
 from service.models import Job, Participant, Phase, RunRecord, Submission, SubmissionEvaluation, Task, as_utc, utcnow
-from service.shared_tasks.services import current_phase, task_phases
+from service.shared_tasks.phases import current_phase, task_phases
 
 #: which submissions a leaderboard shows: each participant's chosen or latest one, or every evaluated one
 SELECTIONS = ("latest", "all")

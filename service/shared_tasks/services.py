@@ -1,6 +1,8 @@
-"""Shared tasks: creating them and their phases, registering participants, taking submissions (deadlines and
-quotas enforced on the server, in UTC) and re-evaluating every submission when the judgments change. Flask-free
-the API's views and the workers both call these with a session or the service state."""
+"""Shared tasks' workflow: creating them and their phases, registering participants, taking submissions
+(deadlines and quotas enforced on the server, in UTC), re-evaluating every submission when the judgments change,
+and what each ``/v1/tasks`` request reads. Flask-free: the caller's token is passed in, refusals are
+:class:`~service.errors.ServiceError`, and each function is one request in one database session that returns the
+objects its response schema serialises (``service.shared_tasks.outputs``)."""
 
 from __future__ import annotations
 
@@ -8,7 +10,7 @@ import hmac
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import func, select, update
+from sqlalchemy import func, or_, select, update
 from sqlalchemy.orm import Session
 
 from evaluation.meta.significance import CORRECTIONS, TESTS
@@ -30,7 +32,23 @@ from service.models import (
     new_id,
     utcnow,
 )
-from service.shared_tasks.access import TaskAccess, organised_task, participating, task_access
+from service.paging import page_of
+from service.shared_tasks.access import TaskAccess, organised_task, participating, task_access, task_accesses
+from service.shared_tasks.leaderboard import TaskLeaderboard, task_leaderboard
+from service.shared_tasks.outputs import (
+    JudgmentsVersionOut,
+    ParticipantOut,
+    PhaseOut,
+    ReevaluationOut,
+    SubmissionOut,
+    TaskOut,
+    judgments_version_out,
+    participant_outs,
+    phase_out,
+    submission_outs,
+    task_outs,
+)
+from service.shared_tasks.phases import current_phase, phase_at, task_phases
 from service.state import ServiceState
 from service.uploads import check_runs, create_collection, store_run
 
@@ -79,11 +97,34 @@ def new_phase(task_id: str, body: dict[str, Any]) -> Phase:
                  quota_total=body.get("quota_total"))
 
 
-def task_phases(s: Session, task_id: str) -> list[Phase]:
-    return list(s.execute(select(Phase).where(Phase.task_id == task_id).order_by(Phase.opens_at)).scalars())
+def _next_transaction(s: Session) -> None:
+    """Commit, and read afresh from here on, as a new session would (the session keeps its objects' values
+    after a commit otherwise)."""
+    s.commit()
+    s.expire_all()
 
 
-def create_task(st: ServiceState, token: Token, body: dict[str, Any]) -> Task:
+def list_tasks(st: ServiceState, token: Token | None, pagination: Any) -> list[TaskOut]:
+    """A page of the tasks the caller may see (public and blinded ones, and private ones they organise or take
+    part in; anonymous callers: public and blinded ones), newest first."""
+    query = select(Task)
+    if token is None:
+        query = query.where(Task.visibility != "private")
+    elif "admin" not in token.scope_set:
+        mine = select(Participant.task_id).where(Participant.token_id == token.id)
+        query = query.where(or_(Task.visibility != "private", Task.owner_id == token.id, Task.id.in_(mine)))
+    with st.db.session() as s:
+        rows = page_of(s, query, Task.created_at.desc(), pagination)
+        return task_outs(s, task_accesses(s, rows, token))
+
+
+def get_task(st: ServiceState, token: Token | None, task_id: str) -> TaskOut:
+    """The task, its phases and the caller's role (404 for a private task the caller has no part in)."""
+    with st.db.session() as s:
+        return task_outs(s, [task_access(s, task_id, token)])[0]
+
+
+def create_task(st: ServiceState, token: Token, body: dict[str, Any]) -> TaskOut:
     """A new task over one of the caller's collections, which becomes hidden: only organisers see judgments."""
     measures = canonical_measures(body["measures"])
     primary = canonical_measures([body["primary_measure"]])[0] if body.get("primary_measure") else measures[0]
@@ -119,7 +160,9 @@ def create_task(st: ServiceState, token: Token, body: dict[str, Any]) -> Task:
             phases.append(phase)
         _unique_names(phases)
         s.add_all(phases)
-    return task
+        task_id = task.id
+        _next_transaction(s)
+        return task_outs(s, [task_access(s, task_id, token)])[0]
 
 
 def _unique_names(phases: list[Phase]) -> None:
@@ -140,7 +183,7 @@ def _check_registration(mode: str, code: str | None) -> None:
         raise ServiceError(422, "invalid-registration", "registration by code needs registration_code")
 
 
-def update_task(st: ServiceState, token: Token, task_id: str, body: dict[str, Any]) -> Task:
+def update_task(st: ServiceState, token: Token, task_id: str, body: dict[str, Any]) -> TaskOut:
     """Change a task's description, visibility, registration or significance settings (organisers only)."""
     with st.db.session() as s:
         task = organised_task(s, task_id, token)
@@ -152,10 +195,20 @@ def update_task(st: ServiceState, token: Token, task_id: str, body: dict[str, An
         _check_visibility(task.visibility, as_utc(task.blinded_until))
         _check_registration(task.registration, task.registration_code)
         task.updated_at = utcnow()
-    return task
+        _next_transaction(s)
+        return task_outs(s, [task_access(s, task_id, token)])[0]
 
 
-def add_phase(st: ServiceState, token: Token, task_id: str, body: dict[str, Any]) -> Phase:
+def list_phases(st: ServiceState, token: Token | None, task_id: str) -> list[PhaseOut]:
+    """The task's phases in time order, if the caller may see the task."""
+    with st.db.session() as s:
+        task_access(s, task_id, token)
+        now = utcnow()
+        return [phase_out(p, now) for p in task_phases(s, task_id)]
+
+
+def add_phase(st: ServiceState, token: Token, task_id: str, body: dict[str, Any]) -> PhaseOut:
+    """Add a phase (organisers only); phases do not overlap and have distinct names. Answered as given."""
     with st.db.session() as s:
         organised_task(s, task_id, token)
         phases = task_phases(s, task_id)
@@ -163,11 +216,13 @@ def add_phase(st: ServiceState, token: Token, task_id: str, body: dict[str, Any]
         _unique_names([*phases, phase])
         _check_no_overlap(phases, phase)
         s.add(phase)
-    return phase
+        s.commit()
+        return phase_out(phase, utcnow())
 
 
-def update_phase(st: ServiceState, token: Token, task_id: str, name: str, body: dict[str, Any]) -> Phase:
-    """Move a phase's window or change its quotas (organisers only); submissions already taken stay."""
+def update_phase(st: ServiceState, token: Token, task_id: str, name: str, body: dict[str, Any]) -> PhaseOut:
+    """Move a phase's window or change its quotas (organisers only); submissions already taken stay. Answered
+    as changed."""
     with st.db.session() as s:
         organised_task(s, task_id, token)
         phases = task_phases(s, task_id)
@@ -179,10 +234,23 @@ def update_phase(st: ServiceState, token: Token, task_id: str, name: str, body: 
                 setattr(phase, key, body[key])
         _check_phase_times(as_utc(phase.opens_at), as_utc(phase.closes_at))
         _check_no_overlap(phases, phase)
-    return phase
+        s.commit()
+        return phase_out(phase, utcnow())
 
 
-def register(st: ServiceState, token: Token, task_id: str, team: str, code: str | None) -> Participant:
+def list_participants(st: ServiceState, token: Token | None, task_id: str) -> list[ParticipantOut]:
+    """The task's participants (organisers); a participant sees their own registration only."""
+    with st.db.session() as s:
+        access = task_access(s, task_id, token)
+        if access.organiser:
+            rows = list(s.execute(select(Participant).where(Participant.task_id == task_id)
+                                  .order_by(Participant.registered_at)).scalars())
+        else:
+            rows = [access.participant] if access.participant else []
+        return participant_outs(s, rows)
+
+
+def register(st: ServiceState, token: Token, task_id: str, team: str, code: str | None) -> ParticipantOut:
     """Register the caller for a task under a team name (open registration, or with the organiser's code)."""
     with st.db.session() as s:
         task = s.get(Task, task_id)
@@ -207,21 +275,8 @@ def register(st: ServiceState, token: Token, task_id: str, team: str, code: str 
             raise ServiceError(409, "team-taken", f"the team name {team!r} is taken in task {task_id}; choose another")
         participant = Participant(id=new_id("part"), task_id=task_id, token_id=token.id, team=team)
         s.add(participant)
-    return participant
-
-
-def phase_at(phases: list[Phase], at: datetime) -> Phase | None:
-    """The phase open at ``at`` (``opens_at <= at < closes_at``)."""
-    return next((p for p in phases if as_utc(p.opens_at) <= at < as_utc(p.closes_at)), None)
-
-
-def current_phase(phases: list[Phase], at: datetime) -> Phase | None:
-    """The phase a leaderboard shows by default: the open one, else the last one that opened, else the first."""
-    open_now = phase_at(phases, at)
-    if open_now is not None:
-        return open_now
-    started = [p for p in phases if as_utc(p.opens_at) <= at]
-    return started[-1] if started else (phases[0] if phases else None)
+        s.commit()
+        return participant_outs(s, [participant])[0]
 
 
 def _closed(task_id: str, phases: list[Phase], at: datetime) -> ServiceError:
@@ -276,11 +331,13 @@ def _submission_phase(s: Session, access: TaskAccess, requested: str | None, at:
 
 
 def submit(st: ServiceState, token: Token, task_id: str, upload: tuple[str, bytes], *, description: str = "",
-           baseline: bool = False, phase_name: str | None = None, arrival: datetime | None = None) -> Submission:
+           baseline: bool = False, phase_name: str | None = None, arrival: datetime | None = None) -> SubmissionOut:
     """Take a participant's run: deadline and quota are checked against the request's arrival time (UTC), the
-    run is validated (422 with every problem), then stored with its evaluation job in one transaction."""
+    run is validated (422 with every problem), then stored with its evaluation job in one transaction, and the
+    job queued; answered with the submission as the caller sees it then."""
     at = arrival or utcnow()
-    with st.db.session() as s:  # refuse early, before reading a large upload
+    with st.db.session() as s:
+        # refuse early, before reading a large upload
         access = participating(s, task_id, token)
         if baseline and not access.organiser:
             raise ServiceError(403, "organisers-only", "only organisers submit baselines")
@@ -290,10 +347,11 @@ def submit(st: ServiceState, token: Token, task_id: str, upload: tuple[str, byte
         phase = _submission_phase(s, access, phase_name, at)
         if not access.organiser:
             _check_quota(s, phase, access.participant, at)
-    checked = check_runs([upload], st.settings.decode_limits)[0]
-    with st.db.session() as s:
+        participant_id = access.participant.id
+        _next_transaction(s)  # no transaction stays open while the run is read
+        checked = check_runs([upload], st.settings.decode_limits)[0]
         # first the write that serialises this participant's submissions (a row lock; SQLite's write lock)
-        s.execute(update(Participant).where(Participant.id == access.participant.id)
+        s.execute(update(Participant).where(Participant.id == participant_id)
                   .values(submissions_made=Participant.submissions_made + 1))
         task = s.get(Task, task_id, with_for_update={"read": True})  # a new judgments version waits for us
         assert task is not None
@@ -309,9 +367,12 @@ def submit(st: ServiceState, token: Token, task_id: str, upload: tuple[str, byte
                                 submitted_at=at)
         s.add(submission)
         s.flush()
-        job = _evaluation_job(s, task, submission, run)
-    st.queue.publish(job.id)
-    return submission
+        job_id = _evaluation_job(s, task, submission, run).id
+        s.commit()
+        st.queue.publish(job_id)
+        s.expunge(submission)  # answered as it was taken; the rest (the job's state first) as it is now
+        s.expire_all()
+        return submission_outs(s, st.blobs, [submission], task_access(s, task_id, token))[0]
 
 
 def _evaluation_job(s: Session, task: Task, submission: Submission, run: RunRecord) -> Job:
@@ -325,7 +386,39 @@ def _evaluation_job(s: Session, task: Task, submission: Submission, run: RunReco
     return job
 
 
-def select_submission(st: ServiceState, token: Token, task_id: str, submission_id: str, selected: bool) -> None:
+def list_submissions(st: ServiceState, token: Token | None, task_id: str, phase: str | None,
+                     pagination: Any) -> list[SubmissionOut]:
+    """A page of the caller's submissions to the task (organisers: everyone's), newest first; ``phase`` filters."""
+    with st.db.session() as s:
+        access = task_access(s, task_id, token)
+        q = select(Submission).where(Submission.task_id == task_id)
+        if not access.organiser:
+            q = q.where(Submission.participant_id == (access.participant.id if access.participant else ""))
+        if phase:
+            q = q.where(Submission.phase_id.in_(select(Phase.id).where(Phase.task_id == task_id, Phase.name == phase)))
+        rows = page_of(s, q, Submission.submitted_at.desc(), pagination)
+        return submission_outs(s, st.blobs, rows, access)
+
+
+def _own_submission(s: Session, access: TaskAccess, submission_id: str) -> Submission:
+    """The submission, if it is the caller's (organisers: any of the task's); 404 otherwise."""
+    sub = s.get(Submission, submission_id)
+    mine = access.organiser or (access.participant is not None and sub is not None
+                                and sub.participant_id == access.participant.id)
+    if sub is None or sub.task_id != access.task.id or not mine:
+        raise ServiceError(404, "not-found", f"no submission {submission_id} in task {access.task.id}")
+    return sub
+
+
+def get_submission(st: ServiceState, token: Token | None, task_id: str, submission_id: str) -> SubmissionOut:
+    """A submission's state, progress and scores (the caller's; organisers: any)."""
+    with st.db.session() as s:
+        access = task_access(s, task_id, token)
+        return submission_outs(s, st.blobs, [_own_submission(s, access, submission_id)], access)[0]
+
+
+def select_submission(st: ServiceState, token: Token, task_id: str, submission_id: str,
+                      selected: bool) -> SubmissionOut:
     """A participant picks which of their submissions in a phase the leaderboard shows (one at a time)."""
     with st.db.session() as s:
         access = participating(s, task_id, token)
@@ -337,17 +430,29 @@ def select_submission(st: ServiceState, token: Token, task_id: str, submission_i
             s.execute(update(Submission).where(Submission.participant_id == sub.participant_id,
                                                Submission.phase_id == sub.phase_id).values(selected=False))
         sub.selected = selected
+        _next_transaction(s)
+        access = task_access(s, task_id, token)
+        return submission_outs(s, st.blobs, [_own_submission(s, access, submission_id)], access)[0]
+
+
+def judgments_history(st: ServiceState, token: Token | None, task_id: str) -> list[JudgmentsVersionOut]:
+    """The history of the task's judgments versions (organisers)."""
+    with st.db.session() as s:
+        task = organised_task(s, task_id, token)
+        rows = s.execute(select(TaskVersion).where(TaskVersion.task_id == task_id)
+                         .order_by(TaskVersion.version)).scalars()
+        return [judgments_version_out(v, task.version) for v in rows]
 
 
 def new_judgments(st: ServiceState, token: Token, task_id: str, form: dict[str, Any], qrels: tuple[str, bytes],
-                  intent_weights: tuple[str, bytes] | None, side: dict[str, tuple[str, bytes]]) -> tuple[TaskVersion,
-                                                                                                       list[str]]:
+                  intent_weights: tuple[str, bytes] | None, side: dict[str, tuple[str, bytes]]) -> ReevaluationOut:
     """Install new judgments as the task's next version and queue a re-evaluation of every submission against
     them; earlier versions' evaluations are kept (the history, and leaderboards of older versions)."""
     with st.db.session() as s:
         organised_task(s, task_id, token)
-    collection = create_collection(st, token.id, {**form, "hidden": True}, qrels, intent_weights, side)
-    with st.db.session() as s:
+        _next_transaction(s)
+        # the judgments are checked and stored as a hidden collection (in a session of their own, as any upload)
+        collection = create_collection(st, token.id, {**form, "hidden": True}, qrels, intent_weights, side)
         task = s.get(Task, task_id, with_for_update=True)  # submissions in flight finish first
         assert task is not None
         task.version += 1
@@ -369,6 +474,23 @@ def new_judgments(st: ServiceState, token: Token, task_id: str, form: dict[str, 
             s.add(run)
             s.flush()
             job_ids.append(_evaluation_job(s, task, sub, run).id)
-    for job_id in job_ids:
-        st.queue.publish(job_id)
-    return version, job_ids
+        s.commit()
+        for job_id in job_ids:
+            st.queue.publish(job_id)
+        return ReevaluationOut(version=version.version, collection=version.collection_id, note=version.note,
+                               jobs=job_ids)
+
+
+def leaderboard(st: ServiceState, token: Token | None, task_id: str, *, phase_name: str | None,
+                version: int | None, selection: str) -> tuple[Task, TaskLeaderboard]:
+    """The task and its leaderboard, if the caller may read it now (403 ``leaderboard-blinded`` before a blinded
+    task's date, except for organisers)."""
+    with st.db.session() as s:
+        access = task_access(s, task_id, token)
+        if not access.leaderboard_open():
+            until = as_utc(access.task.blinded_until)
+            raise ServiceError(403, "leaderboard-blinded", f"the leaderboard of task {task_id} is blinded until"
+                               f" {until.isoformat() if until else 'its organisers open it'}")
+        board = task_leaderboard(s, st.blobs, access.task, phase_name=phase_name, version=version,
+                                 selection=selection)
+        return access.task, board
