@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, TypeVar
 
-from sqlalchemy import Select, func, or_, select
+from sqlalchemy import Select, or_
 from sqlalchemy.orm import Session
 
 from service.auth import current_token, sees_everything
@@ -36,16 +36,6 @@ def readable_collections(query: Select[Any]) -> Select[Any]:
 def visible(query: Select[Any], model: Any) -> Select[Any]:
     """Restrict a query to the caller's rows unless the caller is an admin."""
     return query if sees_everything() else query.where(model.owner_id == current_token().id)
-
-
-def page_of(session: Session, query: Select[Any], order_by: Any, pagination: Any) -> list[Any]:
-    """One page of ``query``'s rows, newest first, counting them for ``X-Pagination``. A page past the end is empty
-    without asking the database for it (a huge ``page`` would overflow the SQL ``OFFSET``: a 500)."""
-    pagination.item_count = session.execute(select(func.count()).select_from(query.subquery())).scalar()
-    if pagination.first_item >= pagination.item_count:
-        return []
-    return list(session.execute(query.order_by(order_by).offset(pagination.first_item)
-                                .limit(pagination.page_size)).scalars())
 
 
 def collection_out(c: Collection) -> dict[str, Any]:

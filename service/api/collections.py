@@ -17,11 +17,12 @@ from evaluation.intent_ranking import intent_slots
 from evaluation.pipeline import load_inputs
 from evaluation.problems import EvaluationError, InputError
 from evaluation.side_registry import SIDE_KINDS
-from service.api._common import collection_out, get_or_404, page_of, readable_collections
+from service.api._common import collection_out, get_or_404, readable_collections
 from service.auth import current_token, require
 from service.collection_files import collection_files
 from service.idempotency import idempotent
 from service.models import Collection
+from service.paging import page_of
 from service.problems import PROBLEM_JSON, ApiProblem, ProblemSchema
 from service.schemas import CollectionFilesSchema, CollectionFormSchema, CollectionSchema
 from service.state import state

@@ -13,12 +13,13 @@ from sqlalchemy import select
 from evaluation.problems import InputError
 from service import callbacks
 from service import jobs as job_states
-from service.api._common import get_or_404, job_out, page_of, visible
+from service.api._common import get_or_404, job_out, visible
 from service.api.conditional import etag_of, if_none_match, matches, not_modified
 from service.auth import require
 from service.job_kinds import KINDS, NoPlot
 from service.longpoll import wait_for_change
 from service.models import FINAL_STATES, Job
+from service.paging import page_of
 from service.problems import PROBLEM_JSON, ApiProblem, ProblemSchema
 from service.schemas import JobQuerySchema, JobSchema, PlotQuerySchema, ResultQuerySchema
 from service.state import state

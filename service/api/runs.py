@@ -11,10 +11,11 @@ from flask.views import MethodView
 from flask_smorest import Blueprint
 from sqlalchemy import select
 
-from service.api._common import get_or_404, page_of, run_out, visible
+from service.api._common import get_or_404, run_out, visible
 from service.auth import current_token, require, sees_everything
 from service.idempotency import idempotent
 from service.models import RunRecord
+from service.paging import page_of
 from service.problems import PROBLEM_JSON, ApiProblem, ProblemSchema
 from service.schemas import RunFilesSchema, RunFormSchema, RunSchema
 from service.state import state

@@ -14,13 +14,13 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from service import webhook_targets, webhooks
-from service.api._common import page_of
-from service.auth import require
+from service.auth import caller_or_none, require
 from service.idempotency import idempotent
 from service.models import DELIVERY_STATES, WEBHOOK_EVENTS, Webhook, WebhookDelivery, as_utc, new_id
+from service.paging import page_of
 from service.problems import PROBLEM_JSON, ApiProblem, ProblemSchema
+from service.shared_tasks.access import organised_task
 from service.state import state
-from service.task_access import organised_task
 
 blp = Blueprint("webhooks", __name__, url_prefix="/v1/tasks", description="Task webhooks")
 
@@ -99,7 +99,7 @@ def delivery_out(d: WebhookDelivery) -> dict[str, Any]:
 
 def _webhook(session: Session, task_id: str, webhook_id: str, *, active: bool = False) -> Webhook:
     """The task's webhook (a deleted one too unless ``active``), or 404: another task's webhook is missing here."""
-    organised_task(session, task_id)
+    organised_task(session, task_id, caller_or_none())
     hook = session.get(Webhook, webhook_id)
     if hook is None or hook.task_id != task_id or (active and not hook.active):
         raise ApiProblem(404, "not-found", f"no webhook {webhook_id} on task {task_id}")
@@ -114,7 +114,7 @@ class Webhooks(MethodView):
     def get(self, task_id: str) -> Any:
         """The task's active webhooks, oldest first (without their secrets)."""
         with state().db.session() as s:
-            organised_task(s, task_id)
+            organised_task(s, task_id, caller_or_none())
             rows = s.execute(select(Webhook).where(Webhook.task_id == task_id, Webhook.active.is_(True))
                              .order_by(Webhook.created_at, Webhook.id)).scalars().all()
         return [webhook_out(h) for h in rows]
@@ -134,7 +134,7 @@ class Webhooks(MethodView):
         events = [e for e in WEBHOOK_EVENTS if e in body["events"]]
         st = state()
         with st.db.session() as s:
-            organised_task(s, task_id)  # a stranger learns nothing about targets before this
+            organised_task(s, task_id, caller_or_none())  # a stranger learns nothing about targets before this
             try:
                 webhook_targets.check(body["url"], st.settings.webhook_allow_networks)
             except webhook_targets.TargetError as exc:

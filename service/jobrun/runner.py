@@ -26,7 +26,7 @@ from service.job_kinds import KINDS, EvaluationRequest, MetaRequest
 from service.jobrun.context import WorkerContext
 from service.jobrun.stored_runs import StoredRuns, input_files
 from service.models import Collection, Job
-from service.task_events import announce_job
+from service.shared_tasks.events import announce_job
 from service.webhooks import publish_deliveries
 
 log = logging.getLogger(__name__)

@@ -15,9 +15,9 @@ from sqlalchemy.orm import Session
 
 from evaluation.leaderboard import Entry, Leaderboard, SignificanceSettings, rank_entries
 from service.blobs import BlobStore
+from service.errors import ServiceError
 from service.models import Job, Participant, Phase, RunRecord, Submission, SubmissionEvaluation, Task, as_utc, utcnow
-from service.problems import ApiProblem
-from service.tasks import current_phase, task_phases
+from service.shared_tasks.phases import current_phase, task_phases
 
 #: which submissions a leaderboard shows: each participant's chosen or latest one, or every evaluated one
 SELECTIONS = ("latest", "all")
@@ -39,7 +39,7 @@ def phase_named(s: Session, task: Task, name: str | None, at: datetime) -> Phase
         return current_phase(phases, at)
     found = next((p for p in phases if p.name == name), None)
     if found is None:
-        raise ApiProblem(404, "not-found", f"task {task.id} has no phase {name!r}")
+        raise ServiceError(404, "not-found", f"task {task.id} has no phase {name!r}")
     return found
 
 
@@ -99,7 +99,7 @@ def task_leaderboard(s: Session, blobs: BlobStore, task: Task, *, phase_name: st
     at = at or utcnow()
     version = task.version if version is None else version
     if not 1 <= version <= task.version:
-        raise ApiProblem(404, "not-found", f"task {task.id} has judgments versions 1 to {task.version}")
+        raise ServiceError(404, "not-found", f"task {task.id} has judgments versions 1 to {task.version}")
     phase = phase_named(s, task, phase_name, at)
     cands = candidates(s, task, phase, version) if phase is not None else []
     picked = shown(cands, selection)

@@ -9,8 +9,8 @@ from typing import Any
 
 from service.blobs import BlobStore
 from service.db import Database
-from service.leaderboards import task_leaderboard
 from service.models import Job, Participant, Phase, Submission, Task, as_utc
+from service.shared_tasks.leaderboard import task_leaderboard
 from service.webhooks import record_event
 
 #: rows of the leaderboard carried by a ``leaderboard.changed`` event (the whole board is one GET away)
