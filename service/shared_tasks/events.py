@@ -9,6 +9,7 @@ from typing import Any
 
 from service.blobs import BlobStore
 from service.db import Database
+from service.job_kinds import KINDS, EvaluationRequest
 from service.models import Job, Participant, Phase, Submission, Task, as_utc
 from service.shared_tasks.leaderboard import task_leaderboard
 from service.webhooks import record_event
@@ -21,10 +22,12 @@ def announce_job(db: Database, blobs: BlobStore, job_id: str) -> list[str]:
     """Record the events of a finished job that evaluated a task submission; returns the deliveries to send."""
     with db.session() as s:
         job = s.get(Job, job_id)
-        if job is None or "submission" not in job.request or job.state not in ("succeeded", "failed"):
+        request = None if job is None else KINDS[job.kind].parse(job.request)
+        if job is None or not isinstance(request, EvaluationRequest) or request.submission is None \
+                or job.state not in ("succeeded", "failed"):
             return []
-        task = s.get(Task, job.request["task"])
-        sub = s.get(Submission, job.request["submission"])
+        task = s.get(Task, request.task)
+        sub = s.get(Submission, request.submission)
         if task is None or sub is None:
             return []
         participant = s.get(Participant, sub.participant_id)
@@ -34,7 +37,7 @@ def announce_job(db: Database, blobs: BlobStore, job_id: str) -> list[str]:
         if job.state == "succeeded" and job.result_sha256:
             document = json.loads(blobs.get(s, job.result_sha256))
             scores = {m: item["mean"] for m, item in next(iter(document["runs"].values())).items()}
-        version = int(job.request.get("version", task.version))
+        version = int(task.version if request.version is None else request.version)
         payload: dict[str, Any] = {
             "submission": sub.id, "team": participant.team, "phase": phase.name, "version": version,
             "state": job.state, "scores": scores, "error": job.error,

@@ -16,6 +16,7 @@ from sqlalchemy.orm import Session
 from evaluation.meta.significance import CORRECTIONS, TESTS
 from service.errors import ServiceError
 from service.evaluations import canonical_measures
+from service.job_kinds import EvaluationRequest
 from service.jobs import create_job
 from service.models import (
     Collection,
@@ -378,10 +379,10 @@ def submit(st: ServiceState, token: Token, task_id: str, upload: tuple[str, byte
 def _evaluation_job(s: Session, task: Task, submission: Submission, run: RunRecord) -> Job:
     """A queued job evaluating the submission against the task's current judgments, owned by the organiser (a
     participant reads its state and scores through the submission, never the per-topic job result)."""
-    request = {"runs": [run.id], "measures": list(task.measures), "ties": task.ties, "topics": task.topics,
-               "per_topic": True, "task": task.id, "submission": submission.id, "version": task.version}
+    request = EvaluationRequest((run.id,), tuple(task.measures), task.ties, task.topics, per_topic=True,
+                                task=task.id, submission=submission.id, version=task.version)
     job = create_job(s, Job(id=new_id("job"), owner_id=task.owner_id, collection_id=task.collection_id,
-                            request=request))
+                            request=request.to_json()))
     s.add(SubmissionEvaluation(submission_id=submission.id, version=task.version, run_id=run.id, job_id=job.id))
     return job
 
