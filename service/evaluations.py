@@ -15,7 +15,7 @@ from evaluation.problems import MeasureError
 from service import callbacks, webhook_targets
 from service.job_kinds import EVALUATION, META, EvaluationRequest, MetaRequest
 from service.jobs import create_job
-from service.models import Collection, Job, RunRecord, new_id
+from service.models import Collection, Job, JobState, RunRecord, new_id
 from service.problems import ApiProblem
 from service.state import ServiceState
 
@@ -120,7 +120,7 @@ def submit_meta_evaluation(st: ServiceState, owner_id: str, admin: bool, body: d
             source = s.get(Job, body["evaluation"])
             if source is None or source.kind != EVALUATION or (not admin and source.owner_id != owner_id):
                 raise ApiProblem(404, "not-found", f"no evaluation job {body['evaluation']}")
-            if source.state != "succeeded":
+            if source.state != JobState.SUCCEEDED:
                 raise ApiProblem(409, f"job-{source.state}", f"evaluation job {source.id} is {source.state};"
                                  " meta-evaluate it once it has succeeded")
             wanted = requested_measures(body["measures"]) if body.get("measures") else []

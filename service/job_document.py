@@ -5,13 +5,13 @@ from __future__ import annotations
 from typing import Any
 
 from service.job_kinds import KINDS
-from service.models import Job, as_utc
+from service.models import Job, JobState, as_utc
 
 
 def job_document(j: Job) -> dict[str, Any]:
     """The job as the API shows it (and as its callback POSTs it): state, progress, request, times, links."""
     links = {"self": f"/v1/jobs/{j.id}"}
-    if j.state == "succeeded":
+    if j.state == JobState.SUCCEEDED:
         links["result"] = f"/v1/jobs/{j.id}/result"
         links["plot"] = f"/v1/jobs/{j.id}/plot"
     req = KINDS[j.kind].parse(j.request).fields()

@@ -10,7 +10,7 @@ from typing import Any
 from sqlalchemy import delete, func, select, update
 
 from service.db import Database
-from service.models import Job, WorkerHeartbeat, utcnow
+from service.models import Job, JobState, WorkerHeartbeat, utcnow
 
 
 def record_heartbeat(db: Database, name: str, host: str, pid: int, queues: list[str]) -> None:
@@ -51,7 +51,8 @@ def workers_summary(db: Database, queue: str, stale_seconds: float) -> dict[str,
 def queue_summary(db: Database) -> dict[str, Any]:
     """``queued``: jobs waiting for a worker; ``oldest_queued_age_seconds``: how long the oldest has waited."""
     with db.session() as s:
-        count, oldest = s.execute(select(func.count(), func.min(Job.created_at)).where(Job.state == "queued")).one()
+        queued = select(func.count(), func.min(Job.created_at)).where(Job.state == JobState.QUEUED)
+        count, oldest = s.execute(queued).one()
     return {"queued": int(count),
             "oldest_queued_age_seconds": round(_age(utcnow(), oldest), 1) if oldest is not None else None}
 

@@ -25,7 +25,7 @@ from service.config import Settings
 from service.job_kinds import KINDS, EvaluationRequest, MetaRequest
 from service.jobrun.context import WorkerContext
 from service.jobrun.stored_runs import StoredRuns, input_files
-from service.models import Collection, Job
+from service.models import Collection, Job, JobState
 from service.shared_tasks.events import announce_job
 from service.webhooks import publish_deliveries
 
@@ -145,17 +145,17 @@ def _run_claimed(ctx: WorkerContext, job_id: str, time_limit_errors: tuple[type[
             with ctx.db.session() as s:
                 sha = ctx.blobs.put(s, json.dumps(document, separators=(",", ":")).encode())
             lease.progress("storing results", 1.0)
-            return "succeeded" if jobs.finish(ctx.db, claim, "succeeded", result_sha256=sha) else "lost"
+            return "succeeded" if jobs.finish(ctx.db, claim, JobState.SUCCEEDED, result_sha256=sha) else "lost"
         except Stop as stop:
             if stop.reason == "cancelled":
-                jobs.finish(ctx.db, claim, "cancelled")
+                jobs.finish(ctx.db, claim, JobState.CANCELLED)
                 return "cancelled"
             return "lost"
         except OperationalError:
             jobs.release(ctx.db, claim, "database unavailable")
             raise  # the task retries with backoff
         except Exception as exc:
-            jobs.finish(ctx.db, claim, "failed", error=failure(exc, settings, time_limit_errors, job_id))
+            jobs.finish(ctx.db, claim, JobState.FAILED, error=failure(exc, settings, time_limit_errors, job_id))
             return "failed"
 
 

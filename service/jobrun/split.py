@@ -39,7 +39,7 @@ from service.job_kinds import EvaluationRequest
 from service.jobrun.context import WorkerContext
 from service.jobrun.runner import Lease, Stop, announce, failure, split_into, time_limit_error, worker_name
 from service.jobrun.stored_runs import StoredRuns
-from service.models import Collection
+from service.models import Collection, JobState
 
 log = logging.getLogger(__name__)
 
@@ -96,13 +96,13 @@ def run_part(ctx: WorkerContext, job_id: str, index: int, time_limit_errors: tup
         return claim
     left = settings.job_time_limit_seconds - claim.job_seconds()
     if left <= 0:
-        state = "failed"
+        state: str = JobState.FAILED
         if not job_parts.finish(ctx.db, claim, state, error={"phase": "other", "detail": time_limit_error(settings)}):
             return "lost"
     else:
         with limit(left) if limit is not None else contextlib.nullcontext():
             state = _run_claimed_part(ctx, claim, time_limit_errors)
-        if state not in ("succeeded", "failed"):
+        if state not in (JobState.SUCCEEDED, JobState.FAILED):
             return state
     merge_if_last(ctx, job_id)
     return state
@@ -117,7 +117,7 @@ def _run_claimed_part(ctx: WorkerContext, claim: job_parts.PartClaim,
             outcome = _evaluate_part(ctx, claim, lease, time_limit_errors)
             with ctx.db.session() as s:
                 sha = ctx.blobs.put(s, json.dumps(outcome, separators=(",", ":")).encode())
-            state = "failed" if outcome.get("error") else "succeeded"
+            state = JobState.FAILED if outcome.get("error") else JobState.SUCCEEDED
             if not job_parts.finish(ctx.db, claim, state, result_sha256=sha, error=outcome["error"]):
                 return "lost"
             return state
@@ -132,7 +132,7 @@ def _run_claimed_part(ctx: WorkerContext, claim: job_parts.PartClaim,
             raise  # the task retries with backoff
         except Exception as exc:  # over the time limit, or a bug: the part fails and the job with it
             error = {"phase": "other", "detail": failure(exc, settings, time_limit_errors, job_id)}
-            return "failed" if job_parts.finish(ctx.db, claim, "failed", error=error) else "lost"
+            return "failed" if job_parts.finish(ctx.db, claim, JobState.FAILED, error=error) else "lost"
 
 
 def merge_if_last(ctx: WorkerContext, job_id: str) -> str | None:
@@ -152,16 +152,16 @@ def merge_and_finish(ctx: WorkerContext, claim: jobs.Claim) -> str:
                             for part in job_parts.parts(ctx.db, claim.job_id)]
             merged = merge(outcomes)
             if "error" in merged:
-                state, done = "failed", jobs.finish(ctx.db, claim, "failed", error=merged["error"])
+                state, done = JobState.FAILED, jobs.finish(ctx.db, claim, JobState.FAILED, error=merged["error"])
             else:
                 with ctx.db.session() as s:
                     sha = ctx.blobs.put(s, json.dumps(merged["document"], separators=(",", ":")).encode())
-                state, done = "succeeded", jobs.finish(ctx.db, claim, "succeeded", result_sha256=sha)
+                state, done = JobState.SUCCEEDED, jobs.finish(ctx.db, claim, JobState.SUCCEEDED, result_sha256=sha)
         except OperationalError:
             jobs.release(ctx.db, claim, "database unavailable")
             raise
         except Exception as exc:  # a bug: fail the job rather than merge it again and again
-            state, done = "failed", jobs.finish(ctx.db, claim, "failed", error=failure(exc, ctx.settings))
+            state, done = JobState.FAILED, jobs.finish(ctx.db, claim, JobState.FAILED, error=failure(exc, ctx.settings))
     if not done:
         return "lost"
     announce(ctx, claim.job_id)

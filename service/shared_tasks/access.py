@@ -13,7 +13,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from service.errors import ServiceError
-from service.models import Participant, Task, Token, as_utc, utcnow
+from service.models import Participant, Scope, Task, Token, as_utc, utcnow
 
 Role = Literal["organiser", "participant", "public"]
 
@@ -46,7 +46,7 @@ class TaskAccess:
 
 
 def is_organiser(task: Task, token: Token | None) -> bool:
-    return token is not None and (token.id == task.owner_id or "admin" in token.scope_set)
+    return token is not None and (token.id == task.owner_id or Scope.ADMIN in token.scope_set)
 
 
 def task_access(session: Session, task_id: str, token: Token | None) -> TaskAccess:

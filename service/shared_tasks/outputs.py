@@ -19,6 +19,7 @@ from service.blobs import BlobStore
 from service.models import (
     BlobRow,
     Job,
+    JobState,
     Participant,
     Phase,
     RunRecord,
@@ -191,7 +192,7 @@ def submission_outs(s: Session, blobs: BlobStore, subs: Sequence[Submission],
     results: dict[str, dict[str, Any]] = {}
     if show_scores:
         shas = {job.result_sha256 for rows in evaluations.values() for _, job in rows
-                if job.state == "succeeded" and job.result_sha256}
+                if job.state == JobState.SUCCEEDED and job.result_sha256}
         loaded = _load_blob_rows(s, shas)  # held here: the session's identity map only keeps them while referenced
         results = {sha: _scores(json.loads(blobs.get(s, sha))) for sha in shas}
         del loaded
@@ -218,7 +219,7 @@ def _submission_out(sub: Submission, access: TaskAccess, participant: Participan
     current: dict[str, Any] = {}
     for evaluation, job in rows:
         scores = None
-        if show_scores and job.state == "succeeded" and job.result_sha256:
+        if show_scores and job.state == JobState.SUCCEEDED and job.result_sha256:
             scores = results[job.result_sha256]
         evaluations.append(EvaluationOut(version=evaluation.version, state=job.state, scores=scores,
                                          job=job.id if access.organiser else None))

@@ -24,6 +24,7 @@ from service.models import (
     Participant,
     Phase,
     RunRecord,
+    Scope,
     Submission,
     SubmissionEvaluation,
     Task,
@@ -111,7 +112,7 @@ def list_tasks(st: ServiceState, token: Token | None, pagination: Any) -> list[T
     query = select(Task)
     if token is None:
         query = query.where(Task.visibility != "private")
-    elif "admin" not in token.scope_set:
+    elif Scope.ADMIN not in token.scope_set:
         mine = select(Participant.task_id).where(Participant.token_id == token.id)
         query = query.where(or_(Task.visibility != "private", Task.owner_id == token.id, Task.id.in_(mine)))
     with st.db.session() as s:
@@ -134,7 +135,7 @@ def create_task(st: ServiceState, token: Token, body: dict[str, Any]) -> TaskOut
                            f" measures ({', '.join(measures)})")
     _check_visibility(body.get("visibility", "public"), body.get("blinded_until"))
     _check_registration(body.get("registration", "open"), body.get("registration_code"))
-    admin = "admin" in token.scope_set
+    admin = Scope.ADMIN in token.scope_set
     with st.db.session() as s:
         collection = s.get(Collection, body["collection"])
         if collection is None or (not admin and collection.owner_id != token.id):
@@ -257,7 +258,7 @@ def register(st: ServiceState, token: Token, task_id: str, team: str, code: str 
         task = s.get(Task, task_id)
         if task is None:
             raise ServiceError(404, "not-found", f"no task {task_id}")
-        organiser = token.id == task.owner_id or "admin" in token.scope_set
+        organiser = token.id == task.owner_id or Scope.ADMIN in token.scope_set
         code_ok = code is not None and task.registration_code is not None and hmac.compare_digest(
             code.encode(), task.registration_code.encode())
         if not organiser and not code_ok:

@@ -18,7 +18,7 @@ from evaluation.leaderboard import to_csv, to_latex
 from evaluation.side_registry import SIDE_KINDS
 from service.auth import caller_or_none, current_token, require
 from service.idempotency import idempotent
-from service.models import utcnow
+from service.models import JobState, utcnow
 from service.problems import PROBLEM_JSON, ProblemSchema
 from service.schemas import CollectionFilesSchema
 from service.shared_tasks import services
@@ -209,7 +209,7 @@ class OneSubmission(MethodView):
     def get(self, task_id: str, submission_id: str) -> Any:
         """A submission's state, progress and scores (yours; organisers: any)."""
         out = services.get_submission(state(), caller_or_none(), task_id, submission_id)
-        headers = {} if out.state in ("succeeded", "failed", "cancelled") else {"Retry-After": "1"}
+        headers = {} if out.state in (JobState.SUCCEEDED, JobState.FAILED, JobState.CANCELLED) else {"Retry-After": "1"}
         return out, 200, headers
 
     @require("submit")
