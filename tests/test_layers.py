@@ -67,3 +67,11 @@ def test_the_workers_app_is_built_from_the_service_factory(tmp_path: Path) -> No
                          check=True).stdout
     assert out.split(" ", 1) == ["evalserve",
                                  "['evalserve.deliver_webhook', 'evalserve.evaluate', 'evalserve.evaluate_part']\n"]
+
+
+def test_the_distribution_installs_only_its_four_top_level_packages() -> None:
+    """docs/architecture.md says why these names and no more: a new generic top-level name must be a decision."""
+    text = (ROOT / "pyproject.toml").read_text()
+    assert 'include = ["evaluation*", "evalserve*", "service*", "workers*"]' in text
+    tops = sorted(p.name for p in ROOT.iterdir() if (p / "__init__.py").exists() and p.name != "tests")
+    assert tops == ["evalserve", "evaluation", "service", "workers"]

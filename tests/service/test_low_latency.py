@@ -14,8 +14,8 @@ from typing import Any
 import httpx
 import pytest
 from evalserve_client import Client
+from evalserve_client.webhooks import verify_signature
 
-from service.webhooks import verify_signature
 from tests.service.live import LiveService
 from tests.service.webhook_receiver import Receiver
 
