@@ -20,7 +20,7 @@ import numpy as np
 
 from evaluation.intent_ranking import IntentInputs, IntentRanking
 from evaluation.measures.adhoc._shared import ratio
-from evaluation.measures.base import MeasureDef, Param, required_cutoff
+from evaluation.measures.base import MeasureDef, required_cutoff
 from evaluation.measures.diversity._intents import PAPERS, VARIANT, satisfaction
 from evaluation.measures.diversity._shared import (
     ALPHA,
@@ -34,6 +34,7 @@ from evaluation.measures.diversity._shared import (
     run_ideal_ideal,
 )
 from evaluation.model import FloatArray, IntArray
+from evaluation.params import Param
 
 GAIN = Param(
     "gain",

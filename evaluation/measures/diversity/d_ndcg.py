@@ -16,7 +16,7 @@ import numpy as np
 from evaluation.intent_ranking import IntentInputs, IntentRanking
 from evaluation.measures.adhoc._shared import ratio
 from evaluation.measures.adhoc.ndcg import gain_of
-from evaluation.measures.base import Kernel, MeasureDef, Param, required_cutoff
+from evaluation.measures.base import Kernel, MeasureDef, required_cutoff
 from evaluation.measures.diversity._intents import (
     PAPERS,
     TopicIdeal,
@@ -28,6 +28,7 @@ from evaluation.measures.diversity._intents import (
 from evaluation.measures.diversity._shared import FAMILY, REL
 from evaluation.measures.diversity.intent_precision import subtopic_recall
 from evaluation.model import FloatArray
+from evaluation.params import Param
 from evaluation.segments import segment_ids
 
 GAIN = Param("gain", "choice", "lin", "per-intent gain of a grade g: lin = g, exp = 2^g - 1", choices=("lin", "exp"))

@@ -18,7 +18,7 @@ from typing import Any
 from evaluation.intent_ranking import IntentInputs
 from evaluation.measures.adhoc._shared import ratio
 from evaluation.measures.adhoc.err import scale_maximum
-from evaluation.measures.base import MeasureDef, Param, required_cutoff
+from evaluation.measures.base import MeasureDef, required_cutoff
 from evaluation.measures.diversity._intents import (
     PAPERS,
     VARIANT,
@@ -32,6 +32,7 @@ from evaluation.measures.diversity._intents import (
 from evaluation.measures.diversity._shared import ALPHA, FAMILY, NDEVAL, REL, run_ideal_ideal
 from evaluation.measures.diversity.alpha_ndcg import discounted_gains
 from evaluation.model import FloatArray
+from evaluation.params import Param
 from evaluation.problems import MeasureError
 
 GMAX = Param(

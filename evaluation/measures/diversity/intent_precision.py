@@ -20,10 +20,11 @@ import numpy as np
 from evaluation.formats.distinct import sorted_distinct
 from evaluation.intent_ranking import IntentInputs
 from evaluation.measures.adhoc._shared import ratio
-from evaluation.measures.base import MeasureDef, Param, required_cutoff
+from evaluation.measures.base import MeasureDef, required_cutoff
 from evaluation.measures.diversity._intents import PAPERS, VARIANT, weighted_per_topic
 from evaluation.measures.diversity._shared import FAMILY, NDEVAL, REL
 from evaluation.model import FloatArray, Qrels
+from evaluation.params import Param
 
 DENOMINATOR = Param(
     "denominator",

@@ -25,10 +25,11 @@ import numpy as np
 
 from evaluation.measures.adhoc import err, ndcg, q_measure
 from evaluation.measures.adhoc._shared import ratio
-from evaluation.measures.base import MeasureDef, Param, required_cutoff
+from evaluation.measures.base import MeasureDef, required_cutoff
 from evaluation.measures.similarity._prepare import NAME as INPUT
 from evaluation.measures.similarity._prepare import SimilarityInputs
 from evaluation.model import FloatArray
+from evaluation.params import Param
 from evaluation.segments import expand_ranges
 
 FAMILY = "similarity"
