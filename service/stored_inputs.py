@@ -1,7 +1,7 @@
 """A caller's stored collections and runs as the ``/v1/collections`` and ``/v1/runs`` routes read them: a page,
 one of them, and a collection's intent hierarchies built on request (creating them: ``service.uploads``).
 Flask-free: the caller's token is passed in, refusals are :class:`~service.errors.ServiceError`, and each function
-is one request in one database session."""
+is one request in one database session and returns rows, which the response schemas serialise."""
 
 from __future__ import annotations
 
@@ -17,40 +17,23 @@ from evaluation.pipeline import load_inputs
 from evaluation.problems import EvaluationError, InputError
 from service.collection_files import collection_files
 from service.errors import ServiceError
-from service.models import Collection, RunRecord, Token, as_utc
+from service.models import Collection, RunRecord, Token
 from service.owners import readable_collections, visible, visible_row
 from service.paging import page_of
 from service.state import ServiceState
 
 
-def collection_out(c: Collection) -> dict[str, Any]:
-    return {
-        "id": c.id, "name": c.name, "description": c.description, "grade_scale": c.grade_scale,
-        "qrels_format": c.qrels_format, "qrels": {"filename": c.qrels_filename, "sha256": c.qrels_sha256},
-        "intent_weights": ({"filename": c.intent_weights_filename, "sha256": c.intent_weights_sha256}
-                           if c.intent_weights_sha256 else None),
-        "side_inputs": c.side_inputs or {}, "hidden": c.hidden,
-        "n_topics": c.n_topics, "n_judgments": c.n_judgments, "n_intents": c.n_intents, "warnings": c.warnings,
-        "created_at": as_utc(c.created_at),
-    }
-
-
-def run_out(r: RunRecord) -> dict[str, Any]:
-    return {"id": r.id, "collection": r.collection_id, "name": r.name, "filename": r.filename, "sha256": r.sha256,
-            "n_topics": r.n_topics, "n_rows": r.n_rows, "warnings": r.warnings, "created_at": as_utc(r.created_at)}
-
-
-def list_collections(st: ServiceState, token: Token, pagination: Any) -> list[dict[str, Any]]:
+def list_collections(st: ServiceState, token: Token, pagination: Any) -> list[Collection]:
     """A page of the collections the caller may read (every one but others' hidden ones), newest first."""
     with st.db.session() as s:
         rows = page_of(s, readable_collections(select(Collection), token), Collection.created_at.desc(), pagination)
-        return [collection_out(c) for c in rows]
+        return rows
 
 
-def one_collection(st: ServiceState, token: Token, collection_id: str) -> dict[str, Any]:
+def one_collection(st: ServiceState, token: Token, collection_id: str) -> Collection:
     """A collection the caller may read, or a 404."""
     with st.db.session() as s:
-        return collection_out(visible_row(s, Collection, collection_id, "collection", token, owned=False))
+        return visible_row(s, Collection, collection_id, "collection", token, owned=False)
 
 
 def collection_hierarchies(st: ServiceState, token: Token, collection_id: str, settings: dict[str, Any]) -> str:
@@ -70,14 +53,14 @@ def collection_hierarchies(st: ServiceState, token: Token, collection_id: str, s
     return to_json(built) + "\n"
 
 
-def list_runs(st: ServiceState, token: Token, pagination: Any) -> list[dict[str, Any]]:
+def list_runs(st: ServiceState, token: Token, pagination: Any) -> list[RunRecord]:
     """A page of the caller's runs (an admin's: every run), newest first."""
     with st.db.session() as s:
         rows = page_of(s, visible(select(RunRecord), RunRecord, token), RunRecord.created_at.desc(), pagination)
-        return [run_out(r) for r in rows]
+        return rows
 
 
-def one_run(st: ServiceState, token: Token, run_id: str) -> dict[str, Any]:
+def one_run(st: ServiceState, token: Token, run_id: str) -> RunRecord:
     """The caller's run, or a 404."""
     with st.db.session() as s:
-        return run_out(visible_row(s, RunRecord, run_id, "run", token))
+        return visible_row(s, RunRecord, run_id, "run", token)

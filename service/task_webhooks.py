@@ -1,7 +1,8 @@
 """An organiser's webhooks on a task, as the ``/v1/tasks/{id}/webhooks`` routes handle them: listing, adding
 (the target checked first), deleting, pinging and reading a webhook's delivery log. Flask-free: the caller's token
 is passed in, refusals are :class:`~service.errors.ServiceError`, and each function is one request in one database
-session (deliveries themselves: ``service.webhooks``)."""
+session; it returns the rows, which the response schemas serialise (as the delivery log shows them:
+errors from a fixed vocabulary). Deliveries themselves: ``service.webhooks``."""
 
 from __future__ import annotations
 
@@ -14,27 +15,10 @@ from sqlalchemy.orm import Session
 
 from service import webhook_targets, webhooks
 from service.errors import ServiceError
-from service.models import WEBHOOK_EVENTS, Token, Webhook, WebhookDelivery, as_utc, new_id
+from service.models import WEBHOOK_EVENTS, Token, Webhook, WebhookDelivery, new_id
 from service.paging import page_of
 from service.shared_tasks.access import organised_task
 from service.state import ServiceState
-
-
-def webhook_out(hook: Webhook, *, secret: bool = False) -> dict[str, Any]:
-    out = {"id": hook.id, "task": hook.task_id, "url": hook.url, "events": list(hook.events), "active": hook.active,
-           "created_at": as_utc(hook.created_at)}
-    if secret:
-        out["secret"] = hook.secret
-    return out
-
-
-def delivery_out(d: WebhookDelivery) -> dict[str, Any]:
-    """A delivery as its log shows it: errors from the fixed vocabulary only (``webhooks.public_error``)."""
-    return {"id": d.id, "webhook": d.webhook_id, "event": d.event, "state": d.state, "attempts": d.attempts,
-            "next_attempt_at": as_utc(d.next_attempt_at), "last_status": d.last_status,
-            "last_error": webhooks.public_error(d.last_error),
-            "log": [webhooks.public_log_entry(e) for e in d.log or []], "payload": d.payload,
-            "created_at": as_utc(d.created_at), "delivered_at": as_utc(d.delivered_at)}
 
 
 def _webhook(session: Session, token: Token | None, task_id: str, webhook_id: str, *,
@@ -47,16 +31,16 @@ def _webhook(session: Session, token: Token | None, task_id: str, webhook_id: st
     return hook
 
 
-def list_webhooks(st: ServiceState, token: Token | None, task_id: str) -> list[dict[str, Any]]:
+def list_webhooks(st: ServiceState, token: Token | None, task_id: str) -> list[Webhook]:
     """The task's active webhooks, oldest first (without their secrets)."""
     with st.db.session() as s:
         organised_task(s, task_id, token)
         rows = s.execute(select(Webhook).where(Webhook.task_id == task_id, Webhook.active.is_(True))
                          .order_by(Webhook.created_at, Webhook.id)).scalars().all()
-        return [webhook_out(h) for h in rows]
+        return list(rows)
 
 
-def add_webhook(st: ServiceState, token: Token | None, task_id: str, body: dict[str, Any]) -> dict[str, Any]:
+def add_webhook(st: ServiceState, token: Token | None, task_id: str, body: dict[str, Any]) -> Webhook:
     """Add a webhook for the events asked (in their canonical order); the answer shows its secret, once."""
     events = [e for e in WEBHOOK_EVENTS if e in body["events"]]
     with st.db.session() as s:
@@ -73,14 +57,13 @@ def add_webhook(st: ServiceState, token: Token | None, task_id: str, body: dict[
         hook = Webhook(id=new_id("whk"), task_id=task_id, url=body["url"], events=events, active=True,
                        secret=body["secret"] or secrets.token_urlsafe(32))
         s.add(hook)
-        s.flush()
-        return webhook_out(hook, secret=True)
+        return hook
 
 
-def one_webhook(st: ServiceState, token: Token | None, task_id: str, webhook_id: str) -> dict[str, Any]:
+def one_webhook(st: ServiceState, token: Token | None, task_id: str, webhook_id: str) -> Webhook:
     """The webhook (a deleted one too, with ``active`` false), without its secret."""
     with st.db.session() as s:
-        return webhook_out(_webhook(s, token, task_id, webhook_id))
+        return _webhook(s, token, task_id, webhook_id)
 
 
 def delete_webhook(st: ServiceState, token: Token | None, task_id: str, webhook_id: str) -> None:
@@ -90,16 +73,16 @@ def delete_webhook(st: ServiceState, token: Token | None, task_id: str, webhook_
 
 
 def list_deliveries(st: ServiceState, token: Token | None, task_id: str, webhook_id: str,
-                    pagination: Any) -> list[dict[str, Any]]:
+                    pagination: Any) -> list[WebhookDelivery]:
     """A page of the webhook's delivery log, newest first."""
     with st.db.session() as s:
         _webhook(s, token, task_id, webhook_id)
         query = select(WebhookDelivery).where(WebhookDelivery.webhook_id == webhook_id)
         rows = page_of(s, query, WebhookDelivery.created_at.desc(), pagination)
-        return [delivery_out(d) for d in rows]
+        return rows
 
 
-def ping(st: ServiceState, token: Token | None, task_id: str, webhook_id: str) -> dict[str, Any]:
+def ping(st: ServiceState, token: Token | None, task_id: str, webhook_id: str) -> WebhookDelivery:
     """Record a ``ping`` delivery to an active webhook (unless it was pinged too recently: a 429 with
     Retry-After) and send its wake-up after the commit; the delivery as recorded."""
     with st.db.session() as s:
@@ -111,9 +94,7 @@ def ping(st: ServiceState, token: Token | None, task_id: str, webhook_id: str) -
                                f" {st.settings.webhook_task_pings_per_minute} per task per minute); try again"
                                f" in {math.ceil(wait)} s", headers={"Retry-After": str(max(1, math.ceil(wait)))})
         delivery_id = webhooks.record_ping(s, hook)
-        s.flush()
         row = s.get(WebhookDelivery, delivery_id)
         assert row is not None
-        out = delivery_out(row)
     webhooks.publish_deliveries(st.queue.celery, [delivery_id])
-    return out
+    return row

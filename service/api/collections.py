@@ -52,7 +52,7 @@ class Collections(MethodView):
         check_upload(stored=[qrels_file[1], *([weights_file[1]] if weights_file else []),
                              *(data for _, data in side.values())])
         row = create_collection(state(), current_token().id, form, qrels_file, weights_file, side)
-        return stored_inputs.collection_out(row), 201, {"Location": f"/v1/collections/{row.id}"}
+        return row, 201, {"Location": f"/v1/collections/{row.id}"}
 
 
 @blp.route("/<string:collection_id>")

@@ -72,7 +72,7 @@ class Runs(MethodView):
             raise ApiProblem(422, "invalid-upload", f"{filename}: the run is empty; nothing was stored")
         check_upload(files=1, stored=[data])
         row = create_run(state(), current_token().id, query["collection"], filename, data, admin=sees_everything())
-        return stored_inputs.run_out(row), 201, {"Location": f"/v1/runs/{row.id}"}
+        return row, 201, {"Location": f"/v1/runs/{row.id}"}
 
 
 @blp.route("/<string:run_id>")

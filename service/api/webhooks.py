@@ -14,6 +14,7 @@ from service.auth import caller_or_none, require
 from service.idempotency import idempotent
 from service.models import DELIVERY_STATES, WEBHOOK_EVENTS
 from service.problems import PROBLEM_JSON, ProblemSchema
+from service.schemas import UtcDateTime
 from service.state import state
 
 blp = Blueprint("webhooks", __name__, url_prefix="/v1/tasks", description="Task webhooks")
@@ -39,11 +40,11 @@ class WebhookRequestSchema(ma.Schema):
 
 class WebhookSchema(ma.Schema):
     id = ma.fields.String()
-    task = ma.fields.String()
+    task = ma.fields.String(attribute="task_id")
     url = ma.fields.String()
     events = ma.fields.List(ma.fields.String())
     active = ma.fields.Boolean(metadata={"description": "false once deleted (its deliveries are kept)"})
-    created_at = ma.fields.DateTime()
+    created_at = UtcDateTime()
 
 
 class CreatedWebhookSchema(WebhookSchema):
@@ -59,19 +60,36 @@ class DeliveryAttemptSchema(ma.Schema):
     duration_ms = ma.fields.Float(metadata={"description": "only when the receiver answered"})
 
 
+class PublicError(ma.fields.String):
+    """A delivery's stored error as its log shows it: from the fixed vocabulary only (``webhooks.public_error``)."""
+
+    def _serialize(self, value: Any, attr: str | None, obj: Any, **kwargs: Any) -> Any:
+        return super()._serialize(webhooks.public_error(value), attr, obj, **kwargs)
+
+
+class PublicLog(ma.fields.List[Any]):
+    """A delivery's stored attempts as the log shows them (``webhooks.public_log_entry``)."""
+
+    def _serialize(self, value: Any, attr: str | None, obj: Any, **kwargs: Any) -> Any:
+        shown = [webhooks.public_log_entry(e) for e in value or []]
+        return super()._serialize(shown, attr, obj, **kwargs)
+
+
 class DeliverySchema(ma.Schema):
+    """A delivery as its log shows it: errors from the fixed vocabulary only."""
+
     id = ma.fields.String()
-    webhook = ma.fields.String()
+    webhook = ma.fields.String(attribute="webhook_id")
     event = ma.fields.String(metadata={"description": ", ".join((*WEBHOOK_EVENTS, webhooks.PING_EVENT))})
     state = ma.fields.String(validate=V.OneOf(DELIVERY_STATES))
     attempts = ma.fields.Integer()
-    next_attempt_at = ma.fields.DateTime(allow_none=True)
+    next_attempt_at = UtcDateTime(allow_none=True)
     last_status = ma.fields.Integer(allow_none=True)
-    last_error = ma.fields.String(allow_none=True, metadata={"description": "one of " + ", ".join(webhooks.ERRORS)})
-    log = ma.fields.List(ma.fields.Nested(DeliveryAttemptSchema), metadata={"description": "every attempt"})
+    last_error = PublicError(allow_none=True, metadata={"description": "one of " + ", ".join(webhooks.ERRORS)})
+    log = PublicLog(ma.fields.Nested(DeliveryAttemptSchema), metadata={"description": "every attempt"})
     payload = ma.fields.Dict(metadata={"description": "the event's data (the body's 'data' member)"})
-    created_at = ma.fields.DateTime()
-    delivered_at = ma.fields.DateTime(allow_none=True)
+    created_at = UtcDateTime()
+    delivered_at = UtcDateTime(allow_none=True)
 
 
 @blp.route("/<string:task_id>/webhooks")
@@ -95,8 +113,8 @@ class Webhooks(MethodView):
                                   " too many webhooks (too-many-webhooks)")
     def post(self, body: dict[str, Any], task_id: str) -> Any:
         """Add a webhook: the task's events are POSTed to ``url``, signed with the secret returned here (once)."""
-        out = task_webhooks.add_webhook(state(), caller_or_none(), task_id, body)
-        return out, 201, {"Location": f"/v1/tasks/{task_id}/webhooks/{out['id']}"}
+        hook = task_webhooks.add_webhook(state(), caller_or_none(), task_id, body)
+        return hook, 201, {"Location": f"/v1/tasks/{task_id}/webhooks/{hook.id}"}
 
 
 @blp.route("/<string:task_id>/webhooks/<string:webhook_id>")
