@@ -13,6 +13,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from sqlalchemy import and_, or_, select, update
+from sqlalchemy.orm import Session
 
 from service.db import Database
 from service.models import FINAL_STATES, Job, JobState, utcnow
@@ -32,7 +33,7 @@ class Claim:
 
 def create_job(db_session: Any, job: Job) -> Job:
     """Add a new queued job (committed by the caller before the job is published or announced)."""
-    job.state, job.stage, job.progress = "queued", "queued", 0.0
+    job.state, job.stage, job.progress = JobState.QUEUED, "queued", 0.0
     db_session.add(job)
     return job
 
@@ -115,13 +116,19 @@ def release(db: Database, claim_: Claim, why: str) -> None:
 def request_cancel(db: Database, job_id: str) -> str | None:
     """Cancel a queued job at once; ask a running one to stop (its worker checks between steps). Returns the
     state after the request, or None when the job does not exist."""
-    now = utcnow()
     with db.session() as s:
-        s.execute(_update_jobs().where(Job.id == job_id, Job.state == JobState.QUEUED).values(
-            state=JobState.CANCELLED, stage="cancelled", cancel_requested=True, finished_at=now, updated_at=now))
-        s.execute(_update_jobs().where(Job.id == job_id, Job.state == JobState.RUNNING).values(
-            cancel_requested=True, stage="cancelling", updated_at=now))
-        return s.execute(select(Job.state).where(Job.id == job_id)).scalar()
+        return cancel_in(s, job_id)
+
+
+def cancel_in(session: Session, job_id: str) -> str | None:
+    """``request_cancel`` in the caller's session (committed by the caller)."""
+    now = utcnow()
+    session.execute(_update_jobs().where(Job.id == job_id, Job.state == JobState.QUEUED).values(
+        state=JobState.CANCELLED, stage="cancelled", cancel_requested=True, finished_at=now, updated_at=now))
+    session.execute(_update_jobs().where(Job.id == job_id, Job.state == JobState.RUNNING).values(
+        cancel_requested=True, stage="cancelling", updated_at=now))
+    state: str | None = session.execute(select(Job.state).where(Job.id == job_id)).scalar()
+    return state
 
 
 def jobs_to_republish(db: Database, requeue_after_seconds: float, limit: int = 500) -> list[str]:

@@ -8,6 +8,7 @@ from datetime import datetime, timedelta, timezone
 from typing import Any
 
 from sqlalchemy import delete, func, select, update
+from sqlalchemy.orm import Session
 
 from service.db import Database
 from service.models import Job, JobState, WorkerHeartbeat, utcnow
@@ -37,22 +38,20 @@ def prune(db: Database, older_than_seconds: float) -> int:
         return int(getattr(result, "rowcount", 0) or 0)
 
 
-def workers_summary(db: Database, queue: str, stale_seconds: float) -> dict[str, Any]:
+def workers_summary(session: Session, queue: str, stale_seconds: float) -> dict[str, Any]:
     """``alive``: evaluation workers (consuming ``queue``) heard from within ``stale_seconds``;
     ``newest_heartbeat_age_seconds``: how long ago the most recent of them wrote (None: never)."""
     now = utcnow()
-    with db.session() as s:
-        rows = s.execute(select(WorkerHeartbeat.queues, WorkerHeartbeat.last_seen)).all()
+    rows = session.execute(select(WorkerHeartbeat.queues, WorkerHeartbeat.last_seen)).all()
     ages = [_age(now, seen) for queues, seen in rows if queue in queues.split(",")]
     return {"alive": sum(1 for age in ages if age <= stale_seconds),
             "newest_heartbeat_age_seconds": round(min(ages), 1) if ages else None}
 
 
-def queue_summary(db: Database) -> dict[str, Any]:
+def queue_summary(session: Session) -> dict[str, Any]:
     """``queued``: jobs waiting for a worker; ``oldest_queued_age_seconds``: how long the oldest has waited."""
-    with db.session() as s:
-        queued = select(func.count(), func.min(Job.created_at)).where(Job.state == JobState.QUEUED)
-        count, oldest = s.execute(queued).one()
+    queued = select(func.count(), func.min(Job.created_at)).where(Job.state == JobState.QUEUED)
+    count, oldest = session.execute(queued).one()
     return {"queued": int(count),
             "oldest_queued_age_seconds": round(_age(utcnow(), oldest), 1) if oldest is not None else None}
 
