@@ -34,7 +34,7 @@ if TYPE_CHECKING:
     from evaluation.measures.base import Measure
     from evaluation.measures.registry import default_registry, parse_measure
     from evaluation.model import IntentWeights, Qrels, Run
-    from evaluation.problems import InputError, MeasureError, NothingScored, Parsed, Problem
+    from evaluation.problems import EvaluationError, InputError, MeasureError, NothingScored, Parsed, Problem
     from evaluation.report import Report
 
 #: each public name -> the module that defines it (imported by ``__getattr__`` when the name is first used)
@@ -46,7 +46,7 @@ _HOMES = {
     "evaluation.measures.base": ("Measure",),
     "evaluation.measures.registry": ("default_registry", "parse_measure"),
     "evaluation.model": ("IntentWeights", "Qrels", "Run"),
-    "evaluation.problems": ("InputError", "MeasureError", "NothingScored", "Parsed", "Problem"),
+    "evaluation.problems": ("EvaluationError", "InputError", "MeasureError", "NothingScored", "Parsed", "Problem"),
     "evaluation.report": ("Report",),
 }
 _HOME = {name: module for module, names in _HOMES.items() for name in names}
@@ -64,6 +64,7 @@ def __dir__() -> list[str]:
     return sorted([*globals(), *_HOME])
 
 __all__ = [
+    "EvaluationError",
     "Evaluator",
     "InputError",
     "IntentWeights",

@@ -15,12 +15,12 @@ from typing import Any
 import numpy as np
 
 from evaluation.intent_ranking import IntentInputs, IntentSlots, intent_slots
-from evaluation.judged_ranking import TOPIC_POLICIES, evaluated_topics, judge_ranking
-from evaluation.measures.base import Measure, MeasureError
+from evaluation.judged_ranking import TopicPolicy, evaluated_topics, judge_ranking
+from evaluation.measures.base import Measure
 from evaluation.measures.registry import default_registry
 from evaluation.model import FloatArray, IntentWeights, Qrels, Run
-from evaluation.problems import InputError, Problem
-from evaluation.ranking import TIE_POLICIES, rank_run
+from evaluation.problems import InputError, MeasureError, Problem
+from evaluation.ranking import TiePolicy, rank_run
 from evaluation.side_inputs import PrepareContext, SideInputs
 from evaluation.side_registry import PREPARERS
 from evaluation.task_pool import TaskPool, in_order
@@ -129,10 +129,8 @@ class Evaluator:
     _cache: dict[object, Any] = field(default_factory=dict, repr=False)  # run-independent work of preparers
 
     def __post_init__(self) -> None:
-        if self.ties not in TIE_POLICIES:
-            raise MeasureError(f"unknown ties policy {self.ties!r}; choose one of {', '.join(TIE_POLICIES)}")
-        if self.topics not in TOPIC_POLICIES:
-            raise MeasureError(f"unknown topics policy {self.topics!r}; choose one of {', '.join(TOPIC_POLICIES)}")
+        self.ties = TiePolicy(self.ties)  # an EvaluationError naming the choices
+        self.topics = TopicPolicy(self.topics)
         for m in self.measures:
             unknown = [k for k in m.definition.inputs if k not in ("adhoc", "intents") and k not in PREPARERS]
             if unknown:

@@ -9,19 +9,33 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from functools import partial
-from typing import Literal, get_args
+from typing import NoReturn
 
 import numpy as np
 
+from evaluation.enums import StrEnum
 from evaluation.formats.keys import GroupedHashIndex, hash_words, rows_equal
 from evaluation.formats.lexer import words_of
 from evaluation.model import DOCNO_HASHES, FloatArray, IntArray, Qrels, Run, derive
+from evaluation.problems import EvaluationError
 from evaluation.ranking import Ranking
 from evaluation.segments import expand_ranges, segmented_cumsum
 from evaluation.task_pool import TaskPool, in_order
 
-TopicPolicy = Literal["common", "complete"]
-TOPIC_POLICIES: tuple[str, ...] = get_args(TopicPolicy)
+
+class TopicPolicy(StrEnum):
+    """Which topics count (see ``evaluated_topics``); ``TopicPolicy(text)`` validates a request."""
+
+    COMMON = "common"
+    COMPLETE = "complete"
+
+    @classmethod
+    def _missing_(cls, value: object) -> NoReturn:
+        raise EvaluationError(f"unknown topics policy {value!r}; choose one of {', '.join(TOPIC_POLICIES)}")
+
+
+#: the policies' names, as plain strings (argparse and marshmallow choices)
+TOPIC_POLICIES: tuple[str, ...] = tuple(p.value for p in TopicPolicy)
 
 
 def evaluated_topics(qrels: Qrels, run_topics: tuple[str, ...], policy: str) -> tuple[str, ...]:

@@ -2,8 +2,9 @@
 
 A problem is ``{line, column, code, message, severity}``; errors stop a load, warnings do not.
 Readers collect all problems (capped) instead of stopping at the first, so a user fixes a file in one pass.
-The engine's exceptions (``InputError``, ``NothingScored``, ``MeasureError``) live here too: this module imports
-no numpy, so the CLI catches them without loading the engine.
+The engine's exceptions live here too (``InputError``, ``NothingScored`` for inputs; ``EvaluationError`` for an
+invalid request and its ``MeasureError`` for bad measures): this module imports no numpy, so the CLI catches them
+without loading the engine.
 """
 
 from __future__ import annotations
@@ -119,13 +120,18 @@ class NothingScored(InputError):
     ids spelled differently in the two files). Carries one ``no-topics-scored`` problem per such run."""
 
 
-class MeasureError(ValueError):
-    """An unknown measure, parameter or value; the message says what would be accepted. ``messages`` holds one
-    message per bad name when several names were parsed together (``Registry.parse_all``)."""
+class EvaluationError(ValueError):
+    """A request the engine cannot carry out as asked (an unknown ties or topics policy, a bad measure); the
+    message says what would be accepted. ``messages`` holds one message per problem when several were found
+    together (``Registry.parse_all``)."""
 
     def __init__(self, message: str, messages: Sequence[str] = ()) -> None:
         super().__init__(message)
         self.messages = list(messages) or [message]
+
+
+class MeasureError(EvaluationError):
+    """An unknown measure, parameter or value, or a measure whose inputs were not given."""
 
 
 @dataclass(frozen=True)

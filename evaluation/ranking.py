@@ -9,16 +9,31 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal, get_args
+from typing import NoReturn
 
 import numpy as np
 
+from evaluation.enums import StrEnum
 from evaluation.formats.keys import descending_within_groups, order_within_groups
 from evaluation.formats.lexer import words_of
 from evaluation.model import FloatArray, IntArray, Run
+from evaluation.problems import EvaluationError
 
-TiePolicy = Literal["trec", "rank", "file"]
-TIE_POLICIES: tuple[str, ...] = get_args(TiePolicy)
+
+class TiePolicy(StrEnum):
+    """How tied scores are ordered (the module's docstring says each); ``TiePolicy(text)`` validates a request."""
+
+    TREC = "trec"
+    RANK = "rank"
+    FILE = "file"
+
+    @classmethod
+    def _missing_(cls, value: object) -> NoReturn:
+        raise EvaluationError(f"unknown ties policy {value!r}; choose one of {', '.join(TIE_POLICIES)}")
+
+
+#: the policies' names, as plain strings (argparse and marshmallow choices)
+TIE_POLICIES: tuple[str, ...] = tuple(p.value for p in TiePolicy)
 
 
 @dataclass(frozen=True, eq=False)

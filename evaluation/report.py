@@ -23,10 +23,9 @@ from typing import Any
 
 from evaluation.csvcells import safe_cell
 from evaluation.evaluator import RunScores
-from evaluation.measures.base import MeasureError
 from evaluation.measures.names import trec_eval_label, trec_eval_rank
 from evaluation.measures.registry import default_registry
-from evaluation.problems import Problem
+from evaluation.problems import MeasureError, Problem
 from evaluation.version import engine_version as engine_version
 
 FORMATS = ("json", "tsv", "csv", "trec_eval")

@@ -18,9 +18,8 @@ import numpy as np
 
 from evaluation.formats.source import Blob
 from evaluation.judged_ranking import JudgedRanking
-from evaluation.measures.base import MeasureError
 from evaluation.model import Qrels
-from evaluation.problems import Parsed
+from evaluation.problems import MeasureError, Parsed
 from evaluation.ranking import Ranking
 
 

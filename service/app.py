@@ -18,15 +18,22 @@ from evaluation.report import engine_version
 from service import swagger_ui
 from service.api import BLUEPRINTS
 from service.blobs import BlobStore
+from service.broker.celery_factory import make_celery
 from service.config import Settings
 from service.datadir import secure_data_dir
 from service.db import Database
-from service.problems import PROBLEM_JSON, ProblemSchema, from_http_exception, problem_response
+from service.errors import ServiceError
+from service.problems import (
+    PROBLEM_JSON,
+    ProblemSchema,
+    from_http_exception,
+    from_service_error,
+    problem_response,
+)
 from service.queue import JobQueue
 from service.ratelimits import install_rate_limits
 from service.request_guard import LimitedRequest, refuse_deep_json
 from service.state import ServiceState
-from workers.celery_app import make_celery
 
 log = logging.getLogger(__name__)
 
@@ -113,6 +120,8 @@ def create_app(settings: Settings | None = None, *, migrate: bool = False) -> Fl
 
     @app.errorhandler(Exception)
     def _unexpected(error: Exception) -> Any:  # never a traceback to the client
+        if isinstance(error, ServiceError):  # a refusal, Flask-free or an ApiProblem: the same payload
+            return from_service_error(error)
         if isinstance(error, HTTPException):
             return from_http_exception(error)
         if isinstance(error, DataError):  # a value PostgreSQL cannot hold (a NUL character, a too-long name)

@@ -18,10 +18,10 @@ from flask import current_app, g, request
 from sqlalchemy import select
 
 from service.db import Database
-from service.models import Token, utcnow
+from service.models import Scope, Token, utcnow
 from service.problems import ApiProblem
 
-SCOPES = ("read", "submit", "admin")
+SCOPES: tuple[str, ...] = tuple(scope.value for scope in Scope)
 F = TypeVar("F", bound=Callable[..., Any])
 
 
@@ -69,7 +69,7 @@ def current_token() -> Token:
 
 
 def sees_everything() -> bool:
-    return "admin" in current_token().scope_set
+    return Scope.ADMIN in current_token().scope_set
 
 
 def caller_or_none() -> Token | None:
@@ -106,7 +106,7 @@ def caller_key() -> str:
 def caller_is_admin() -> bool:
     """Whether the request carries a valid admin token (exempt from rate limits and quotas)."""
     token = _verified_header()
-    return token is not None and "admin" in token.scope_set
+    return token is not None and Scope.ADMIN in token.scope_set
 
 
 def _presented_token() -> Token | None:
@@ -124,9 +124,11 @@ def _presented_token() -> Token | None:
     return token
 
 
-def require(scope: str, *, anonymous: bool = False) -> Callable[[F], F]:
-    """Decorator: the request must carry a valid bearer token with ``scope`` (admin implies every scope).
-    ``anonymous``: a request without a token is let through too (public leaderboards); the view decides."""
+def require(scope: Scope | str, *, anonymous: bool = False) -> Callable[[F], F]:
+    """Decorator: the request must carry a valid bearer token with ``scope`` (admin implies every scope; an
+    unknown scope fails when the view is declared). ``anonymous``: a request without a token is let through too
+    (public leaderboards); the view decides."""
+    needed = Scope(scope)
 
     def decorate(view: F) -> F:
         @wraps(view)
@@ -138,8 +140,8 @@ def require(scope: str, *, anonymous: bool = False) -> Callable[[F], F]:
                     return view(*args, **kwargs)
                 raise ApiProblem(401, "unauthorized", "send an API token: 'Authorization: Bearer <token>'",
                                  headers={"WWW-Authenticate": 'Bearer realm="evalserve"'})
-            if scope not in token.scope_set and "admin" not in token.scope_set:
-                raise ApiProblem(403, "forbidden", f"this token lacks the {scope!r} scope")
+            if needed not in token.scope_set and Scope.ADMIN not in token.scope_set:
+                raise ApiProblem(403, "forbidden", f"this token lacks the {needed.value!r} scope")
             g.token = token
             return view(*args, **kwargs)
 

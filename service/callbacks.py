@@ -14,6 +14,7 @@ from typing import Any
 from celery import Celery
 from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
+from sqlalchemy.orm import Session
 
 from service import webhook_targets
 from service.config import Settings
@@ -41,18 +42,24 @@ def record(db: Database, job_id: str) -> str | None:
     try:
         with db.session() as s:
             job = s.get(Job, job_id)
-            if job is None or not job.callback_url or job.state not in FINAL_STATES:
-                return None
-            if s.execute(select(WebhookDelivery.id).where(WebhookDelivery.job_id == job_id)).first() is not None:
-                return None
-            now = utcnow()
-            row = WebhookDelivery(id=new_id("dlv"), webhook_id=None, job_id=job_id, event=JOB_CALLBACK_EVENT,
-                                  payload=_jsonable(job_document(job)), state="pending", attempts=0,
-                                  next_attempt_at=now, log=[], created_at=now)
-            s.add(row)
-            return row.id
+            return None if job is None else record_in(s, job)
     except IntegrityError:  # recorded by another process meanwhile
         return None
+
+
+def record_in(session: Session, job: Job) -> str | None:
+    """``record`` in the caller's session, for a job read in it (the caller commits; the unique index may refuse
+    the row then, when another process recorded it meanwhile)."""
+    if not job.callback_url or job.state not in FINAL_STATES:
+        return None
+    if session.execute(select(WebhookDelivery.id).where(WebhookDelivery.job_id == job.id)).first() is not None:
+        return None
+    now = utcnow()
+    row = WebhookDelivery(id=new_id("dlv"), webhook_id=None, job_id=job.id, event=JOB_CALLBACK_EVENT,
+                          payload=_jsonable(job_document(job)), state="pending", attempts=0,
+                          next_attempt_at=now, log=[], created_at=now)
+    session.add(row)
+    return row.id
 
 
 def announce(db: Database, celery: Celery | None, job_id: str) -> None:

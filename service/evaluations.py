@@ -8,15 +8,17 @@ from typing import Any
 
 from sqlalchemy.orm import Session
 
-from evaluation.measures.base import MeasureError
 from evaluation.measures.names import expand_name
 from evaluation.measures.registry import default_registry
 from evaluation.meta.methods import options_for
+from evaluation.problems import MeasureError
 from service import callbacks, webhook_targets
+from service.errors import ServiceError
+from service.job_kinds import EVALUATION, META, EvaluationRequest, MetaRequest
 from service.jobs import create_job
-from service.models import Collection, Job, RunRecord, new_id
-from service.problems import ApiProblem
+from service.models import Collection, Job, JobState, RunRecord, new_id
 from service.state import ServiceState
+from service.uploads import check_runs, store_runs
 
 
 def canonical_measures(names: list[str]) -> list[str]:
@@ -41,7 +43,7 @@ def requested_measures(names: list[str]) -> list[str]:
             if piece not in out:
                 out.append(piece)
     if problems:
-        raise ApiProblem(422, "invalid-measure", "; ".join(p["message"] for p in problems), problems)
+        raise ServiceError(422, "invalid-measure", "; ".join(p["message"] for p in problems), problems)
     return out
 
 
@@ -65,13 +67,13 @@ def _collection_with_runs(s: Session, collection_id: str, run_ids: list[str], ow
     """The collection, after checking that every run exists, is the caller's and belongs to it."""
     collection = s.get(Collection, collection_id)
     if collection is None or (collection.hidden and not admin and collection.owner_id != owner_id):
-        raise ApiProblem(404, "not-found", f"no collection {collection_id}")
+        raise ServiceError(404, "not-found", f"no collection {collection_id}")
     for run_id in run_ids:
         run = s.get(RunRecord, run_id)
         if run is None or (not admin and run.owner_id != owner_id):
-            raise ApiProblem(404, "not-found", f"no run {run_id}")
+            raise ServiceError(404, "not-found", f"no run {run_id}")
         if run.collection_id != collection.id:
-            raise ApiProblem(422, "run-not-in-collection",
+            raise ServiceError(422, "run-not-in-collection",
                              f"run {run_id} was uploaded for collection {run.collection_id}, not {collection.id}")
     return collection
 
@@ -85,7 +87,7 @@ def _callback(st: ServiceState, body: dict[str, Any]) -> dict[str, Any]:
     try:
         callbacks.check_url(url, st.settings)
     except webhook_targets.TargetError as exc:
-        raise ApiProblem(422, exc.code, f"callback URL refused: {exc.reason}") from exc
+        raise ServiceError(422, exc.code, f"callback URL refused: {exc.reason}") from exc
     return {"callback_url": url, "callback_secret": callbacks.new_secret()}
 
 
@@ -93,15 +95,53 @@ def submit_evaluation(st: ServiceState, owner_id: str, admin: bool, body: dict[s
     """Store a queued job for the request and publish it."""
     callback = _callback(st, body)
     measures = requested_measures(body["measures"])
-    run_ids = list(dict.fromkeys(body["runs"]))
     with st.db.session() as s:
-        collection = _collection_with_runs(s, body["collection"], run_ids, owner_id, admin)
-        request = {"runs": run_ids, "measures": measures, "ties": body["ties"], "topics": body["topics"],
-                   "per_topic": bool(body["per_topic"])}
-        job = create_job(s, Job(id=new_id("job"), owner_id=owner_id, collection_id=collection.id, request=request,
-                                **callback))
+        job = _store_evaluation(s, owner_id, admin, body, measures, callback)
     st.queue.publish(job.id)
     return job
+
+
+def _store_evaluation(s: Session, owner_id: str, admin: bool, body: dict[str, Any], measures: list[str],
+                      callback: dict[str, Any]) -> Job:
+    """Add the queued evaluation job of the request to the session (the caller commits, then publishes)."""
+    run_ids = list(dict.fromkeys(body["runs"]))
+    collection = _collection_with_runs(s, body["collection"], run_ids, owner_id, admin)
+    request = EvaluationRequest(tuple(run_ids), tuple(measures), body["ties"], body["topics"],
+                                bool(body["per_topic"]))
+    return create_job(s, Job(id=new_id("job"), owner_id=owner_id, collection_id=collection.id,
+                             request=request.to_json(), **callback))
+
+
+def submit_runs(st: ServiceState, owner_id: str, admin: bool, form: dict[str, Any], measures: list[str],
+                files: list[tuple[str, bytes]]) -> Job:
+    """Validate run files, store them and a queued evaluation of them in one transaction, and publish the job.
+    A bad measure is reported together with the problems of every run file, in one 422, before anything is
+    stored."""
+    _check_measures_and_runs(measures, files, st)
+    checked = check_runs(files, st.settings.decode_limits)
+    with st.db.session() as s:
+        runs = store_runs(s, st, owner_id, form["collection"], checked, admin=admin)
+        s.flush()
+        body = {**form, "measures": measures, "runs": [r.id for r in runs]}
+        callback = _callback(st, body)
+        job = _store_evaluation(s, owner_id, admin, body, requested_measures(measures), callback)
+    st.queue.publish(job.id)
+    return job
+
+
+def _check_measures_and_runs(measures: list[str], files: list[tuple[str, bytes]], st: ServiceState) -> None:
+    """A bad measure name is reported together with the problems of every run file, in one 422."""
+    try:
+        requested_measures(measures)
+    except ServiceError as bad_measures:
+        try:
+            check_runs(files, st.settings.decode_limits)
+        except ServiceError as bad_runs:
+            if bad_runs.status != 422:
+                raise
+            raise ServiceError(422, "invalid-upload", f"{bad_runs.detail}; {bad_measures.detail}",
+                               bad_runs.problems + bad_measures.problems) from None
+        raise
 
 
 def submit_meta_evaluation(st: ServiceState, owner_id: str, admin: bool, body: dict[str, Any]) -> Job:
@@ -109,38 +149,37 @@ def submit_meta_evaluation(st: ServiceState, owner_id: str, admin: bool, body: d
     try:
         options = options_for(body["method"], body.get("options") or {})
     except ValueError as exc:
-        raise ApiProblem(422, "invalid-meta-request", str(exc)) from None
-    request: dict[str, Any] = {"method": body["method"], "options": options}
+        raise ServiceError(422, "invalid-meta-request", str(exc)) from None
     callback = _callback(st, body)
     if body.get("evaluation"):
         if body.get("collection") or body.get("runs"):
-            raise ApiProblem(422, "conflicting-inputs", "give either evaluation, or collection with runs and"
+            raise ServiceError(422, "conflicting-inputs", "give either evaluation, or collection with runs and"
                              " measures, not both")
         with st.db.session() as s:
             source = s.get(Job, body["evaluation"])
-            if source is None or source.kind != "evaluation" or (not admin and source.owner_id != owner_id):
-                raise ApiProblem(404, "not-found", f"no evaluation job {body['evaluation']}")
-            if source.state != "succeeded":
-                raise ApiProblem(409, f"job-{source.state}", f"evaluation job {source.id} is {source.state};"
+            if source is None or source.kind != EVALUATION or (not admin and source.owner_id != owner_id):
+                raise ServiceError(404, "not-found", f"no evaluation job {body['evaluation']}")
+            if source.state != JobState.SUCCEEDED:
+                raise ServiceError(409, f"job-{source.state}", f"evaluation job {source.id} is {source.state};"
                                  " meta-evaluate it once it has succeeded")
             wanted = requested_measures(body["measures"]) if body.get("measures") else []
-            measures, unknown = _evaluated_as(wanted, list(source.request["measures"]))
+            measures, unknown = _evaluated_as(wanted, list(EvaluationRequest.from_json(source.request).measures))
             if unknown:
-                raise ApiProblem(422, "measure-missing", f"evaluation job {source.id} has no results for"
+                raise ServiceError(422, "measure-missing", f"evaluation job {source.id} has no results for"
                                  f" {', '.join(unknown)}")
-            request.update(evaluation=source.id, measures=measures)
+            request = MetaRequest(body["method"], options, evaluation=source.id, measures=tuple(measures))
             job = create_job(s, Job(id=new_id("job"), owner_id=owner_id, collection_id=source.collection_id,
-                                    kind="meta", request=request, **callback))
+                                    kind=META, request=request.to_json(), **callback))
     else:
         if not (body.get("collection") and body.get("runs") and body.get("measures")):
-            raise ApiProblem(422, "missing-inputs", "give evaluation (a succeeded evaluation job), or collection,"
+            raise ServiceError(422, "missing-inputs", "give evaluation (a succeeded evaluation job), or collection,"
                              " runs and measures")
         measures = requested_measures(body["measures"])
         with st.db.session() as s:
             collection = _collection_with_runs(s, body["collection"], body["runs"], owner_id, admin)
-            request.update(runs=list(dict.fromkeys(body["runs"])), measures=measures, ties=body["ties"],
-                           topics=body["topics"])
+            request = MetaRequest(body["method"], options, runs=tuple(dict.fromkeys(body["runs"])),
+                                  measures=tuple(measures), ties=body["ties"], topics=body["topics"])
             job = create_job(s, Job(id=new_id("job"), owner_id=owner_id, collection_id=collection.id,
-                                    kind="meta", request=request, **callback))
+                                    kind=META, request=request.to_json(), **callback))
     st.queue.publish(job.id)
     return job

@@ -1,4 +1,4 @@
-"""The life cycle of a split job's parts in the database (``workers.split`` runs them).
+"""The life cycle of a split job's parts in the database (``service.jobrun.split`` runs them).
 
 A split job is ``running`` with ``lease_owner = "parts:<worker that split it>"``: no single worker holds it.
 Each part is claimed, renewed and finished under its own lease, with the same conditional UPDATEs as jobs
@@ -18,7 +18,7 @@ from sqlalchemy.exc import IntegrityError
 
 from service import callbacks, jobs
 from service.db import Database
-from service.models import FINAL_STATES, Job, JobPart, as_utc, utcnow
+from service.models import FINAL_STATES, Job, JobPart, JobState, as_utc, utcnow
 
 #: the prefix of a split job's ``lease_owner``
 PARTS_OWNER = "parts:"
@@ -50,8 +50,8 @@ def create(db: Database, job_id: str, slices: list[list[str]]) -> None:
             return
         try:
             with s.begin_nested():
-                s.add_all(JobPart(job_id=job_id, index=i, runs=list(runs), state="queued", progress=0.0, attempts=0,
-                                  workers=[], updated_at=utcnow()) for i, runs in enumerate(slices))
+                s.add_all(JobPart(job_id=job_id, index=i, runs=list(runs), state=JobState.QUEUED, progress=0.0,
+                                  attempts=0, workers=[], updated_at=utcnow()) for i, runs in enumerate(slices))
         except IntegrityError:  # another attempt added them at the same moment
             pass
 
@@ -88,13 +88,14 @@ def claim(db: Database, job_id: str, index: int, worker: str, lease_seconds: flo
     was cancelled: the part is too) or ``gave-up`` (its workers died ``max_attempts`` times: the part failed)."""
     now = utcnow()
     claimable = and_(JobPart.job_id == job_id, JobPart.index == index,
-                     or_(JobPart.state == "queued", and_(JobPart.state == "running", JobPart.lease_expires_at < now)))
+                     or_(JobPart.state == JobState.QUEUED,
+                         and_(JobPart.state == JobState.RUNNING, JobPart.lease_expires_at < now)))
     with db.session() as s:
         part, job = s.get(JobPart, (job_id, index)), s.get(Job, job_id)
         if part is None or job is None or part.state in FINAL_STATES:
             return "skipped"
         if job.state in FINAL_STATES or job.cancel_requested:
-            s.execute(_update(JobPart).where(claimable).values(state="cancelled", lease_expires_at=None,
+            s.execute(_update(JobPart).where(claimable).values(state=JobState.CANCELLED, lease_expires_at=None,
                                                                updated_at=now))
             return "cancelled"
         if not split_job(job):
@@ -104,10 +105,10 @@ def claim(db: Database, job_id: str, index: int, worker: str, lease_seconds: flo
                 "worker-lost", f"part {index + 1} of the job was started {part.attempts} times and its worker stopped"
                 " each time (killed, out of memory or over its time limit)")}
             gave_up = s.execute(_update(JobPart).where(claimable).values(
-                state="failed", error=error, lease_expires_at=None, updated_at=now))
+                state=JobState.FAILED, error=error, lease_expires_at=None, updated_at=now))
             return "gave-up" if jobs._changed(gave_up) == 1 else "skipped"
         taken = s.execute(_update(JobPart).where(claimable).values(
-            state="running", lease_owner=worker, attempts=JobPart.attempts + 1, workers=[*part.workers, worker],
+            state=JobState.RUNNING, lease_owner=worker, attempts=JobPart.attempts + 1, workers=[*part.workers, worker],
             lease_expires_at=now + timedelta(seconds=lease_seconds), updated_at=now))
         if jobs._changed(taken) != 1:
             return "skipped"
@@ -140,7 +141,7 @@ def finish(db: Database, claim_: PartClaim, state: str, *, result_sha256: str | 
     now = utcnow()
     with db.session() as s:
         done = s.execute(_update(JobPart).where(_part_held(claim_)).values(
-            state=state, progress=1.0 if state == "succeeded" else JobPart.progress, lease_expires_at=None,
+            state=state, progress=1.0 if state == JobState.SUCCEEDED else JobPart.progress, lease_expires_at=None,
             result_sha256=result_sha256, error=error, updated_at=now))
         if jobs._changed(done) == 1:
             s.execute(_update(Job).where(_job_split(claim_.job_id)).values(updated_at=now,
@@ -152,7 +153,7 @@ def release(db: Database, claim_: PartClaim) -> None:
     """Give the part back to the queue (a transient fault)."""
     with db.session() as s:
         s.execute(_update(JobPart).where(_part_held(claim_)).values(
-            state="queued", lease_owner=None, lease_expires_at=None, enqueued_at=None, updated_at=utcnow()))
+            state=JobState.QUEUED, lease_owner=None, lease_expires_at=None, enqueued_at=None, updated_at=utcnow()))
 
 
 def cancel_job(db: Database, job_id: str) -> bool:
@@ -160,9 +161,9 @@ def cancel_job(db: Database, job_id: str) -> bool:
     now = utcnow()
     with db.session() as s:
         done = s.execute(_update(Job).where(_job_split(job_id), Job.cancel_requested.is_(True)).values(
-            state="cancelled", stage="cancelled", finished_at=now, updated_at=now, lease_expires_at=None))
+            state=JobState.CANCELLED, stage="cancelled", finished_at=now, updated_at=now, lease_expires_at=None))
         s.execute(_update(JobPart).where(JobPart.job_id == job_id, JobPart.state.not_in(FINAL_STATES)).values(
-            state="cancelled", lease_expires_at=None, updated_at=now))
+            state=JobState.CANCELLED, lease_expires_at=None, updated_at=now))
     cancelled = jobs._changed(done) == 1
     if cancelled:
         callbacks.record(db, job_id)  # sent by the worker that saw the request, or else by the sweeper
@@ -196,7 +197,7 @@ def sweep(db: Database, lease_seconds: float, requeue_after_seconds: float,
     now = utcnow()
     stale_before: datetime = now - timedelta(seconds=requeue_after_seconds)
     with db.session() as s:
-        split_ids = list(s.execute(select(Job.id).where(Job.state == "running",
+        split_ids = list(s.execute(select(Job.id).where(Job.state == JobState.RUNNING,
                                                         Job.lease_owner.like(PARTS_OWNER + "%"))).scalars())
     republish: list[tuple[str, int]] = []
     for job_id in split_ids:
@@ -208,8 +209,9 @@ def sweep(db: Database, lease_seconds: float, requeue_after_seconds: float,
             cancel_job(db, job_id)
             continue
         lost = and_(JobPart.job_id == job_id, or_(
-            and_(JobPart.state == "queued", or_(JobPart.enqueued_at.is_(None), JobPart.enqueued_at < stale_before)),
-            and_(JobPart.state == "running", JobPart.lease_expires_at < now,
+            and_(JobPart.state == JobState.QUEUED,
+                 or_(JobPart.enqueued_at.is_(None), JobPart.enqueued_at < stale_before)),
+            and_(JobPart.state == JobState.RUNNING, JobPart.lease_expires_at < now,
                  or_(JobPart.enqueued_at.is_(None), JobPart.enqueued_at < JobPart.lease_expires_at,
                      JobPart.enqueued_at < stale_before))))
         with db.session() as s:
@@ -228,12 +230,12 @@ def sweep(db: Database, lease_seconds: float, requeue_after_seconds: float,
 def mark_published(db: Database, job_id: str, indexes: list[int]) -> None:
     with db.session() as s:
         s.execute(_update(JobPart).where(JobPart.job_id == job_id, JobPart.index.in_(indexes),
-                                         JobPart.state == "queued").values(enqueued_at=utcnow()))
+                                         JobPart.state == JobState.QUEUED).values(enqueued_at=utcnow()))
 
 
 def split_job(job: Job) -> bool:
     """True while the job is held by its parts."""
-    return job.state == "running" and (job.lease_owner or "").startswith(PARTS_OWNER)
+    return job.state == JobState.RUNNING and (job.lease_owner or "").startswith(PARTS_OWNER)
 
 
 def _job_progress(s: Any, job_id: str) -> dict[str, Any]:
@@ -248,13 +250,13 @@ def _update(table: Any) -> Any:
 
 
 def _part_held(claim_: PartClaim) -> Any:
-    return and_(JobPart.job_id == claim_.job_id, JobPart.index == claim_.index, JobPart.state == "running",
+    return and_(JobPart.job_id == claim_.job_id, JobPart.index == claim_.index, JobPart.state == JobState.RUNNING,
                 JobPart.lease_owner == claim_.worker)
 
 
 def _job_held(claim_: jobs.Claim) -> Any:
-    return and_(Job.id == claim_.job_id, Job.state == "running", Job.lease_owner == claim_.worker)
+    return and_(Job.id == claim_.job_id, Job.state == JobState.RUNNING, Job.lease_owner == claim_.worker)
 
 
 def _job_split(job_id: str) -> Any:
-    return and_(Job.id == job_id, Job.state == "running", Job.lease_owner.like(PARTS_OWNER + "%"))
+    return and_(Job.id == job_id, Job.state == JobState.RUNNING, Job.lease_owner.like(PARTS_OWNER + "%"))

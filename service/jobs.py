@@ -13,9 +13,10 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from sqlalchemy import and_, or_, select, update
+from sqlalchemy.orm import Session
 
 from service.db import Database
-from service.models import FINAL_STATES, Job, utcnow
+from service.models import FINAL_STATES, Job, JobState, utcnow
 
 
 @dataclass(frozen=True)
@@ -32,7 +33,7 @@ class Claim:
 
 def create_job(db_session: Any, job: Job) -> Job:
     """Add a new queued job (committed by the caller before the job is published or announced)."""
-    job.state, job.stage, job.progress = "queued", "queued", 0.0
+    job.state, job.stage, job.progress = JobState.QUEUED, "queued", 0.0
     db_session.add(job)
     return job
 
@@ -40,32 +41,32 @@ def create_job(db_session: Any, job: Job) -> Job:
 def mark_published(db: Database, job_id: str) -> None:
     """Record that a wake-up message for the job went to the broker (the sweeper re-sends old ones)."""
     with db.session() as s:
-        s.execute(_update_jobs().where(Job.id == job_id, Job.state == "queued").values(enqueued_at=utcnow()))
+        s.execute(_update_jobs().where(Job.id == job_id, Job.state == JobState.QUEUED).values(enqueued_at=utcnow()))
 
 
 def claim(db: Database, job_id: str, worker: str, lease_seconds: float, max_attempts: int) -> Claim | None:
     """Take the job if it is queued, or running under an expired lease; None if someone else has it or it is
     finished. A job whose workers died ``max_attempts`` times is failed instead of run again."""
     now = utcnow()
-    claimable = or_(Job.state == "queued", and_(Job.state == "running", Job.lease_expires_at < now))
+    claimable = or_(Job.state == JobState.QUEUED, and_(Job.state == JobState.RUNNING, Job.lease_expires_at < now))
     with db.session() as s:
         job = s.get(Job, job_id)
         if job is None or job.state in FINAL_STATES:
             return None
         if job.cancel_requested:
             s.execute(_update_jobs().where(Job.id == job_id, claimable).values(
-                state="cancelled", stage="cancelled", finished_at=now, updated_at=now))
+                state=JobState.CANCELLED, stage="cancelled", finished_at=now, updated_at=now))
             return None
         if job.attempts >= max_attempts:
             s.execute(_update_jobs().where(Job.id == job_id, claimable).values(
-                state="failed", stage="failed", finished_at=now, updated_at=now,
+                state=JobState.FAILED, stage="failed", finished_at=now, updated_at=now,
                 error=_error("worker-lost", f"the job was started {job.attempts} times and its worker stopped"
                              " each time (killed, out of memory or over its time limit)")))
             return None
         taken = s.execute(
             _update_jobs()
             .where(Job.id == job_id, claimable)
-            .values(state="running", stage="starting", lease_owner=worker, attempts=Job.attempts + 1,
+            .values(state=JobState.RUNNING, stage="starting", lease_owner=worker, attempts=Job.attempts + 1,
                     lease_expires_at=now + timedelta(seconds=lease_seconds),
                     started_at=job.started_at or now, updated_at=now)
         )
@@ -96,7 +97,7 @@ def finish(db: Database, claim_: Claim, state: str, *, result_sha256: str | None
     now = utcnow()
     values: dict[str, Any] = {"state": state, "stage": state, "finished_at": now, "updated_at": now,
                               "lease_expires_at": None, "result_sha256": result_sha256, "error": error}
-    if state == "succeeded":
+    if state == JobState.SUCCEEDED:
         values["progress"] = 1.0
     with db.session() as s:
         done = s.execute(_update_jobs().where(_held(claim_)).values(**values))
@@ -108,20 +109,26 @@ def release(db: Database, claim_: Claim, why: str) -> None:
     now = utcnow()
     with db.session() as s:
         s.execute(_update_jobs().where(_held(claim_)).values(
-            state="queued", stage=f"queued again: {why}"[:300], lease_owner=None, lease_expires_at=None,
+            state=JobState.QUEUED, stage=f"queued again: {why}"[:300], lease_owner=None, lease_expires_at=None,
             enqueued_at=None, updated_at=now))
 
 
 def request_cancel(db: Database, job_id: str) -> str | None:
     """Cancel a queued job at once; ask a running one to stop (its worker checks between steps). Returns the
     state after the request, or None when the job does not exist."""
-    now = utcnow()
     with db.session() as s:
-        s.execute(_update_jobs().where(Job.id == job_id, Job.state == "queued").values(
-            state="cancelled", stage="cancelled", cancel_requested=True, finished_at=now, updated_at=now))
-        s.execute(_update_jobs().where(Job.id == job_id, Job.state == "running").values(
-            cancel_requested=True, stage="cancelling", updated_at=now))
-        return s.execute(select(Job.state).where(Job.id == job_id)).scalar()
+        return cancel_in(s, job_id)
+
+
+def cancel_in(session: Session, job_id: str) -> str | None:
+    """``request_cancel`` in the caller's session (committed by the caller)."""
+    now = utcnow()
+    session.execute(_update_jobs().where(Job.id == job_id, Job.state == JobState.QUEUED).values(
+        state=JobState.CANCELLED, stage="cancelled", cancel_requested=True, finished_at=now, updated_at=now))
+    session.execute(_update_jobs().where(Job.id == job_id, Job.state == JobState.RUNNING).values(
+        cancel_requested=True, stage="cancelling", updated_at=now))
+    state: str | None = session.execute(select(Job.state).where(Job.id == job_id)).scalar()
+    return state
 
 
 def jobs_to_republish(db: Database, requeue_after_seconds: float, limit: int = 500) -> list[str]:
@@ -130,9 +137,9 @@ def jobs_to_republish(db: Database, requeue_after_seconds: float, limit: int = 5
     now = utcnow()
     stale_before: datetime = now - timedelta(seconds=requeue_after_seconds)
     lost = or_(
-        and_(Job.state == "queued", or_(Job.enqueued_at.is_(None), Job.enqueued_at < stale_before)),
+        and_(Job.state == JobState.QUEUED, or_(Job.enqueued_at.is_(None), Job.enqueued_at < stale_before)),
         # not yet re-published since the lease ran out (or re-published long ago and still not picked up)
-        and_(Job.state == "running", Job.lease_expires_at < now,
+        and_(Job.state == JobState.RUNNING, Job.lease_expires_at < now,
              or_(Job.enqueued_at.is_(None), Job.enqueued_at < Job.lease_expires_at, Job.enqueued_at < stale_before)),
     )
     ids: list[str] = []
@@ -156,7 +163,7 @@ def _changed(result: Any) -> int:
 
 
 def _held(claim_: Claim) -> Any:
-    return and_(Job.id == claim_.job_id, Job.state == "running", Job.lease_owner == claim_.worker)
+    return and_(Job.id == claim_.job_id, Job.state == JobState.RUNNING, Job.lease_owner == claim_.worker)
 
 
 def _error(code: str, message: str, problems: list[dict[str, Any]] | None = None) -> dict[str, Any]:

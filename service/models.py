@@ -2,7 +2,7 @@
 the shared tasks' tasks, phases, participants, submissions and webhooks, and the workers' heartbeats.
 
 The database is the source of truth for jobs: the broker only carries "job X is ready" messages, so a lost
-message, a dead worker or a restarted broker can always be repaired from here (``workers.recovery``).
+message, a dead worker or a restarted broker can always be repaired from here (``service.jobrun.recovery``).
 """
 
 from __future__ import annotations
@@ -27,9 +27,31 @@ from sqlalchemy import (
 )
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
-#: Job states; ``queued`` and ``running`` are live, the rest are final.
-JOB_STATES = ("queued", "running", "succeeded", "failed", "cancelled")
-FINAL_STATES = ("succeeded", "failed", "cancelled")
+from evaluation.enums import StrEnum
+
+
+class JobState(StrEnum):
+    """The state of a job (and of a split job's part): ``queued`` and ``running`` are live, the rest final. The
+    members are the strings stored in the database and shown by the API."""
+
+    QUEUED = "queued"
+    RUNNING = "running"
+    SUCCEEDED = "succeeded"
+    FAILED = "failed"
+    CANCELLED = "cancelled"
+
+
+JOB_STATES: tuple[str, ...] = tuple(state.value for state in JobState)
+FINAL_STATES = (JobState.SUCCEEDED, JobState.FAILED, JobState.CANCELLED)
+
+
+class Scope(StrEnum):
+    """What a token may do: read (its own resources and public ones), submit (upload and queue jobs), admin
+    (everything, every owner's resources)."""
+
+    READ = "read"
+    SUBMIT = "submit"
+    ADMIN = "admin"
 
 
 def utcnow() -> datetime:
@@ -135,7 +157,7 @@ class Job(Base):
     #: evaluation: runs, measures, ties, topics, per_topic; meta: method, options and either the evaluation job
     #: whose results to meta-evaluate or runs, measures, ties, topics to evaluate first
     request: Mapped[dict[str, Any]] = mapped_column()
-    state: Mapped[str] = mapped_column(String(20), default="queued")
+    state: Mapped[str] = mapped_column(String(20), default=JobState.QUEUED.value)
     stage: Mapped[str] = mapped_column(String(300), default="queued")
     progress: Mapped[float] = mapped_column(Float, default=0.0)
     attempts: Mapped[int] = mapped_column(Integer, default=0)
@@ -333,14 +355,15 @@ class WorkerHeartbeat(Base):
 
 
 class JobPart(Base):
-    """A slice of an evaluation job's runs evaluated by one worker (``workers.split``): claimed under a lease like
-    a job, its outcome (a partial document, or the problems that failed it) stored as blob ``result_sha256``."""
+    """A slice of an evaluation job's runs evaluated by one worker (``service.jobrun.split``): claimed under a
+    lease like a job, its outcome (a partial document, or the problems that failed it) stored as blob
+    ``result_sha256``."""
 
     __tablename__ = "job_parts"
     job_id: Mapped[str] = mapped_column(ForeignKey("jobs.id"), primary_key=True)
     index: Mapped[int] = mapped_column(Integer, primary_key=True)
     runs: Mapped[list[Any]] = mapped_column()  # run ids of this slice, in the job's order
-    state: Mapped[str] = mapped_column(String(20), default="queued")
+    state: Mapped[str] = mapped_column(String(20), default=JobState.QUEUED.value)
     progress: Mapped[float] = mapped_column(Float, default=0.0)
     attempts: Mapped[int] = mapped_column(Integer, default=0)
     #: every worker that claimed the part, in order (``host:pid:suffix``)

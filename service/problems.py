@@ -14,20 +14,19 @@ import marshmallow as ma
 from flask import Response
 from werkzeug.exceptions import HTTPException
 
+from service.errors import ServiceError
+
 PROBLEM_JSON = "application/problem+json"
 
 
-class ApiProblem(HTTPException):
-    """An error with a stable machine-readable ``code`` and, optionally, a list of problems."""
+class ApiProblem(ServiceError, HTTPException):
+    """A :class:`ServiceError` raised on the Flask side (views, request checks): also an ``HTTPException``, so
+    flask-smorest and werkzeug treat it as one; ``code`` is its HTTP status, as for every ``HTTPException``."""
 
     def __init__(self, status: int, code: str, detail: str, problems: list[dict[str, Any]] | None = None,
                  headers: Mapping[str, str] | None = None) -> None:
-        super().__init__(detail)
+        super().__init__(status, code, detail, problems, headers)
         self.code = status
-        self.problem_code = code
-        self.detail = detail
-        self.problems = problems or []
-        self.extra_headers = dict(headers or {})
 
 
 def problem_response(status: int, code: str, detail: str, problems: list[dict[str, Any]] | None = None,
@@ -48,11 +47,16 @@ def problem_response(status: int, code: str, detail: str, problems: list[dict[st
     return response
 
 
+def from_service_error(error: ServiceError) -> Response:
+    """A service's refusal (an ``ApiProblem`` too) as problem+json: its status, code, detail, problems and headers."""
+    return problem_response(error.status or 500, error.problem_code, error.detail, error.problems,
+                            error.extra_headers)
+
+
 def from_http_exception(error: HTTPException) -> Response:
     """Turn any HTTP error (ours, Flask's, webargs' validation errors) into problem+json."""
     if isinstance(error, ApiProblem):
-        status = error.code or 500
-        return problem_response(status, error.problem_code, error.detail, error.problems, error.extra_headers)
+        return from_service_error(error)
     status = error.code or 500
     data = getattr(error, "data", None) or {}
     problems = _field_problems(data.get("messages") or data.get("errors") or {})

@@ -1,5 +1,5 @@
 """Publishing wake-up messages for jobs. A failed publish is not an error for the caller: the job is already
-durable in the database, and the sweeper (``workers.recovery``) publishes it again."""
+durable in the database, and the sweeper (``service.jobrun.recovery``) publishes it again."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ import logging
 from celery import Celery
 
 from service import jobs
+from service.broker.messages import EVALUATE_TASK, publish
 from service.db import Database
-from workers.celery_app import EVALUATE_TASK
 
 log = logging.getLogger(__name__)
 
@@ -22,8 +22,7 @@ class JobQueue:
         """Send the job's message; True when the broker took it."""
         try:
             queue = self.celery.conf.evalserve_settings.queue
-            self.celery.send_task(EVALUATE_TASK, args=[job_id], queue=queue, retry=True,
-                                  retry_policy={"max_retries": 2, "interval_start": 0.2, "interval_step": 0.5})
+            publish(self.celery, EVALUATE_TASK, [job_id], queue=queue)
         except Exception as exc:  # broker down: the sweeper will publish the job later
             log.warning("could not publish job %s (%s); it stays queued in the database", job_id, exc)
             return False

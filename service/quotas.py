@@ -16,6 +16,7 @@ from service.models import (
     BlobRow,
     Collection,
     Job,
+    JobState,
     Participant,
     RunRecord,
     Submission,
@@ -24,7 +25,7 @@ from service.models import (
 )
 from service.problems import ApiProblem
 
-LIVE_STATES = ("queued", "running")
+LIVE_STATES = (JobState.QUEUED, JobState.RUNNING)
 #: when to try again after a storage refusal: stored bytes are not freed by waiting, so this is a long pause
 STORAGE_RETRY_SECONDS = 3600
 #: when to try again after an active-jobs refusal: about the time a queued job takes to start

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import marshmallow as ma
 from flask_smorest.fields import Upload
 
@@ -11,10 +13,31 @@ from evaluation.pipeline import QRELS_FORMATS
 from evaluation.ranking import TIE_POLICIES
 from evaluation.report import FORMATS
 from evaluation.side_registry import SIDE_KINDS
+from service.job_kinds import KINDS
 from service.longpoll import MAX_WAIT_SECONDS
-from service.models import JOB_STATES
+from service.models import JOB_STATES, as_utc
 
 V = ma.validate
+
+
+class UtcDateTime(ma.fields.DateTime):
+    """A stored time, shown in UTC (SQLite gives back naive datetimes; every stored time is UTC)."""
+
+    def _serialize(self, value: Any, attr: str | None, obj: Any, **kwargs: Any) -> Any:
+        return super()._serialize(as_utc(value), attr, obj, **kwargs)
+
+
+class StoredFile(ma.fields.Dict):
+    """A stored file of a row, ``{filename, sha256}``, read from its ``<prefix>_filename`` and ``<prefix>_sha256``
+    columns; null when the row has no such file."""
+
+    def __init__(self, prefix: str, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.prefix = prefix
+
+    def serialize(self, attr: str, obj: Any, accessor: Any = None, **kwargs: Any) -> Any:
+        sha256 = getattr(obj, f"{self.prefix}_sha256")
+        return {"filename": getattr(obj, f"{self.prefix}_filename"), "sha256": sha256} if sha256 else None
 
 
 class ProblemItemSchema(ma.Schema):
@@ -56,15 +79,15 @@ class CollectionSchema(ma.Schema):
     description = ma.fields.String()
     grade_scale = ma.fields.String()
     qrels_format = ma.fields.String()
-    qrels = ma.fields.Dict(metadata={"description": "{filename, sha256}"})
-    intent_weights = ma.fields.Dict(allow_none=True)
+    qrels = StoredFile("qrels", metadata={"description": "{filename, sha256}"})
+    intent_weights = StoredFile("intent_weights", allow_none=True)
     side_inputs = ma.fields.Dict(metadata={"description": "side-input files by kind: {filename, sha256}"})
     hidden = ma.fields.Boolean(metadata={"description": "seen only by its owner and admins"})
     n_topics = ma.fields.Integer()
     n_judgments = ma.fields.Integer()
     n_intents = ma.fields.Integer()
     warnings = ma.fields.List(ma.fields.Nested(ProblemItemSchema))
-    created_at = ma.fields.DateTime()
+    created_at = UtcDateTime()
 
 
 class RunFormSchema(ma.Schema):
@@ -79,14 +102,14 @@ class RunFilesSchema(ma.Schema):
 
 class RunSchema(ma.Schema):
     id = ma.fields.String()
-    collection = ma.fields.String()
+    collection = ma.fields.String(attribute="collection_id")
     name = ma.fields.String(metadata={"description": "the run's name in results: file name without .gz"})
     filename = ma.fields.String()
     sha256 = ma.fields.String()
     n_topics = ma.fields.Integer()
     n_rows = ma.fields.Integer()
     warnings = ma.fields.List(ma.fields.Nested(ProblemItemSchema))
-    created_at = ma.fields.DateTime()
+    created_at = UtcDateTime()
 
 
 CALLBACK_DESCRIPTION = ("an http(s) URL that receives the job document (event job.finished) when the job ends,"
@@ -144,7 +167,7 @@ class SubmissionFilesSchema(ma.Schema):
 
 class JobSchema(ma.Schema):
     id = ma.fields.String()
-    kind = ma.fields.String(validate=V.OneOf(("evaluation", "meta")))
+    kind = ma.fields.String(validate=V.OneOf(tuple(KINDS)))
     method = ma.fields.String(allow_none=True, metadata={"description": "meta-evaluation method (meta jobs)"})
     evaluation = ma.fields.String(allow_none=True, metadata={"description": "the evaluation job meta-evaluated"})
     state = ma.fields.String(validate=V.OneOf(JOB_STATES))

@@ -16,8 +16,8 @@ from evaluation.model import Run
 from evaluation.pipeline import parse_judgments
 from evaluation.problems import InputError, Parsed
 from evaluation.side_registry import side_reader
+from service.errors import ServiceError
 from service.models import Collection, RunRecord, new_id
-from service.problems import ApiProblem
 from service.state import ServiceState
 from service.streamed_runs import STREAM_FROM_BYTES, parse_streamed
 
@@ -31,15 +31,15 @@ def to_blob(data: bytes, filename: str, limits: DecodeLimits) -> Blob:
     except InputError as exc:
         big = next((p for p in exc.problems if p.code in TOO_LARGE_CODES), None)
         if big is not None:
-            raise ApiProblem(413, big.code, f"{filename}: {big.message}; nothing was stored",
+            raise ServiceError(413, big.code, f"{filename}: {big.message}; nothing was stored",
                              exc.as_dicts()) from None
         raise _refused(filename, exc.as_dicts(), exc.omitted) from None
 
 
-def _refused(filename: str, problems: list[dict[str, Any]], omitted: int = 0) -> ApiProblem:
+def _refused(filename: str, problems: list[dict[str, Any]], omitted: int = 0) -> ServiceError:
     errors = sum(p["severity"] == "error" for p in problems) + omitted
     more = f" ({omitted} more errors not listed)" if omitted else ""
-    return ApiProblem(422, "invalid-upload", f"{filename}: {errors} error(s); nothing was stored{more}", problems)
+    return ServiceError(422, "invalid-upload", f"{filename}: {errors} error(s); nothing was stored{more}", problems)
 
 
 def _checked(parsed: Parsed[Any], filename: str) -> Any:
@@ -114,20 +114,20 @@ def check_runs(files: list[tuple[str, bytes]], limits: DecodeLimits) -> list[Che
         try:
             parsed = parse_run(to_blob(data, filename, limits))
             run = _checked(parsed, filename)
-        except ApiProblem as exc:
-            if exc.code == 413:
+        except ServiceError as exc:
+            if exc.status == 413:
                 raise
             refused.append(filename)
             problems.extend(exc.problems)
             continue
         checked.append(CheckedRun(filename, data, run, [p.as_dict() for p in parsed.warnings]))
     if refused:
-        raise ApiProblem(422, "invalid-upload", f"{len(refused)} of {len(files)} run file(s) have errors"
+        raise ServiceError(422, "invalid-upload", f"{len(refused)} of {len(files)} run file(s) have errors"
                          f" ({', '.join(refused[:5])}); nothing was stored", problems)
     names = [c.run.name for c in checked]
     clash = sorted({n for n in names if names.count(n) > 1})
     if clash:
-        raise ApiProblem(422, "duplicate-run-name", f"two runs would both be named {clash[0]}; rename one file")
+        raise ServiceError(422, "duplicate-run-name", f"two runs would both be named {clash[0]}; rename one file")
     return checked
 
 
@@ -146,7 +146,13 @@ def create_runs(st: ServiceState, owner_id: str, collection_id: str, files: list
     collection (a task's judgments) are refused like a missing collection unless the caller owns it."""
     checked = check_runs(files, st.settings.decode_limits)
     with st.db.session() as s:
-        collection = s.get(Collection, collection_id)
-        if collection is None or (collection.hidden and not admin and collection.owner_id != owner_id):
-            raise ApiProblem(404, "not-found", f"no collection {collection_id}")
-        return [store_run(s, st, owner_id, collection_id, c) for c in checked]
+        return store_runs(s, st, owner_id, collection_id, checked, admin=admin)
+
+
+def store_runs(s: Session, st: ServiceState, owner_id: str, collection_id: str, checked: list[CheckedRun], *,
+               admin: bool = False) -> list[RunRecord]:
+    """Add validated runs for a collection the caller may use to the session (the caller commits)."""
+    collection = s.get(Collection, collection_id)
+    if collection is None or (collection.hidden and not admin and collection.owner_id != owner_id):
+        raise ServiceError(404, "not-found", f"no collection {collection_id}")
+    return [store_run(s, st, owner_id, collection_id, c) for c in checked]

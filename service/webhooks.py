@@ -30,18 +30,16 @@ from sqlalchemy.orm import Session
 
 from evaluation.report import engine_version
 from service import webhook_http, webhook_targets
+from service.broker.messages import DELIVER_WEBHOOK_TASK, publish
 from service.config import Settings
 from service.db import Database
 from service.models import WEBHOOK_EVENTS, Job, Task, Webhook, WebhookDelivery, as_utc, new_id, utcnow
-from workers.celery_app import DELIVER_WEBHOOK_TASK
 
 log = logging.getLogger(__name__)
 
 #: the test event of ``POST .../ping``: sent to one webhook, whatever it subscribed to
 PING_EVENT = "ping"
 SIGNATURE_VERSION = "v1"
-#: a signature whose timestamp is further than this from the receiver's clock is refused (replays)
-SIGNATURE_TOLERANCE_SECONDS = 300.0
 MAX_BACKOFF_SECONDS = 3600.0
 JITTER = 0.1  # up to 10% added to each wait, so deliveries that failed together do not retry together
 OUTCOMES = ("delivered", "retry", "failed", "skipped")
@@ -63,34 +61,11 @@ PING_WINDOW_SECONDS = 60.0  # the window of ``Settings.webhook_task_pings_per_mi
 
 
 def sign(secret: str, body: bytes, timestamp: int) -> str:
-    """The ``X-Evalserve-Signature`` value: ``t=<unix seconds>,v1=<hex HMAC-SHA256(secret, "<t>." + body)>``."""
+    """The ``X-Evalserve-Signature`` value: ``t=<unix seconds>,v1=<hex HMAC-SHA256(secret, "<t>." + body)>``.
+    Receivers check it with ``evalserve_client.webhooks.verify_signature`` (the one verifier; the service only
+    signs)."""
     digest = hmac.new(secret.encode(), f"{timestamp}.".encode() + body, hashlib.sha256).hexdigest()
     return f"t={timestamp},{SIGNATURE_VERSION}={digest}"
-
-
-def verify_signature(secret: str, body: bytes, header: str, *, now: float | None = None,
-                     tolerance: float = SIGNATURE_TOLERANCE_SECONDS) -> bool:
-    """Does ``header`` sign ``body`` with ``secret``, at a time within ``tolerance`` seconds of ``now``? The
-    digest is compared in constant time; any ``v1`` value may match (several during a secret rotation)."""
-    timestamp: int | None = None
-    candidates: list[str] = []
-    for part in header.split(","):
-        key, sep, value = part.strip().partition("=")
-        if not sep:
-            return False
-        if key == "t":
-            try:
-                timestamp = int(value)
-            except ValueError:
-                return False
-        elif key == SIGNATURE_VERSION:
-            candidates.append(value)
-    if timestamp is None or not candidates:
-        return False
-    if abs((time.time() if now is None else now) - timestamp) > tolerance:
-        return False
-    expected = sign(secret, body, timestamp).rpartition("=")[2]
-    return any(hmac.compare_digest(expected.encode(), c.encode()) for c in candidates)
 
 
 # --- recording and publishing --------------------------------------------------------------------------------------
@@ -121,9 +96,7 @@ def publish_deliveries(celery_app: Celery, ids: list[str], *, countdown: float |
     queue = celery_app.conf.evalserve_settings.webhook_queue
     for delivery_id in ids:
         try:
-            celery_app.send_task(DELIVER_WEBHOOK_TASK, args=[delivery_id], queue=queue, countdown=countdown,
-                                 retry=True, retry_policy={"max_retries": 2, "interval_start": 0.2,
-                                                           "interval_step": 0.5})
+            publish(celery_app, DELIVER_WEBHOOK_TASK, [delivery_id], queue=queue, countdown=countdown)
         except Exception as exc:  # broker down: the sweeper will publish the delivery later
             log.warning("could not publish webhook delivery %s (%s); it stays pending in the database",
                         delivery_id, exc)

@@ -1,5 +1,5 @@
 """Are the workers alive and is the queue moving? Workers write a heartbeat row every few seconds
-(``workers.heartbeat``); ``GET /health`` reads the recent ones and the age of the oldest queued job, so a stalled
+(``service.jobrun.heartbeat``); ``GET /health`` reads the recent ones and the age of the oldest queued job, so a stalled
 deployment says so instead of answering "ok" while jobs wait forever."""
 
 from __future__ import annotations
@@ -8,9 +8,10 @@ from datetime import datetime, timedelta, timezone
 from typing import Any
 
 from sqlalchemy import delete, func, select, update
+from sqlalchemy.orm import Session
 
 from service.db import Database
-from service.models import Job, WorkerHeartbeat, utcnow
+from service.models import Job, JobState, WorkerHeartbeat, utcnow
 
 
 def record_heartbeat(db: Database, name: str, host: str, pid: int, queues: list[str]) -> None:
@@ -37,21 +38,20 @@ def prune(db: Database, older_than_seconds: float) -> int:
         return int(getattr(result, "rowcount", 0) or 0)
 
 
-def workers_summary(db: Database, queue: str, stale_seconds: float) -> dict[str, Any]:
+def workers_summary(session: Session, queue: str, stale_seconds: float) -> dict[str, Any]:
     """``alive``: evaluation workers (consuming ``queue``) heard from within ``stale_seconds``;
     ``newest_heartbeat_age_seconds``: how long ago the most recent of them wrote (None: never)."""
     now = utcnow()
-    with db.session() as s:
-        rows = s.execute(select(WorkerHeartbeat.queues, WorkerHeartbeat.last_seen)).all()
+    rows = session.execute(select(WorkerHeartbeat.queues, WorkerHeartbeat.last_seen)).all()
     ages = [_age(now, seen) for queues, seen in rows if queue in queues.split(",")]
     return {"alive": sum(1 for age in ages if age <= stale_seconds),
             "newest_heartbeat_age_seconds": round(min(ages), 1) if ages else None}
 
 
-def queue_summary(db: Database) -> dict[str, Any]:
+def queue_summary(session: Session) -> dict[str, Any]:
     """``queued``: jobs waiting for a worker; ``oldest_queued_age_seconds``: how long the oldest has waited."""
-    with db.session() as s:
-        count, oldest = s.execute(select(func.count(), func.min(Job.created_at)).where(Job.state == "queued")).one()
+    queued = select(func.count(), func.min(Job.created_at)).where(Job.state == JobState.QUEUED)
+    count, oldest = session.execute(queued).one()
     return {"queued": int(count),
             "oldest_queued_age_seconds": round(_age(utcnow(), oldest), 1) if oldest is not None else None}
 

@@ -21,11 +21,10 @@ from evaluation.formats import load
 from evaluation.formats.source import DecodeLimits
 from evaluation.formats.trec_run import RunFile
 from evaluation.judged_ranking import TOPIC_POLICIES
-from evaluation.measures.base import MeasureError
 from evaluation.measures.registry import default_registry
 from evaluation.model import IntentWeights, Qrels
 from evaluation.pipeline import QRELS_FORMATS, Opened, load_inputs, run_evaluation
-from evaluation.problems import InputError, Problem
+from evaluation.problems import InputError, MeasureError, Problem
 from evaluation.ranking import TIE_POLICIES
 from evaluation.report import FORMATS
 from evaluation.side_registry import SIDE_KINDS

@@ -14,7 +14,7 @@ from collections.abc import Collection, Sequence
 from importlib import import_module
 
 from evalserve.cli.commands import COMMANDS, requested
-from evaluation.problems import InputError, MeasureError, NothingScored, Problem
+from evaluation.problems import EvaluationError, InputError, NothingScored, Problem
 
 EXIT_OK, EXIT_INTERNAL, EXIT_INPUT = 0, 1, 2
 EXIT_NOTHING_SCORED = 1  # well-formed inputs that do not fit: no result, as after a failure
@@ -72,7 +72,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except InputError as exc:
         _print_problems(exc.problems, exc.omitted)
         return EXIT_INPUT
-    except MeasureError as exc:
+    except EvaluationError as exc:
         for message in exc.messages:  # every bad measure name, one per line
             print(f"evalserve: {message}", file=sys.stderr)
         return EXIT_INPUT

@@ -24,6 +24,9 @@ from evaluation.problems import InputError
 from evaluation.ranking import TIE_POLICIES
 from evaluation.side_registry import SIDE_KINDS
 
+#: how argparse reads a meta option of each kind (``bool`` is a flag, lists are read by name above)
+ARG_TYPES: dict[str, type] = {"int": int, "float": float, "choice": str}
+
 
 def register(sub: Any) -> None:
     p = sub.add_parser("meta", help=help_of("meta"),
@@ -39,12 +42,12 @@ def register(sub: Any) -> None:
                 m.add_argument(flag, metavar="FILE", help="user preference labels: 'topic left_run right_run label"
                                " [user]' per line (label >, <, =)")
             elif option.name == "against":
-                m.add_argument(flag, nargs="+", metavar="MEASURE", help=option.help)
-            elif option.kind is bool:
-                m.add_argument(flag, action="store_true", help=option.help)
+                m.add_argument(flag, nargs="+", metavar="MEASURE", help=option.description)
+            elif option.kind == "bool":
+                m.add_argument(flag, action="store_true", help=option.description)
             else:
-                m.add_argument(flag, type=option.kind, choices=option.choices or None,
-                               default=option.default, help=f"{option.help} (default: {option.default})")
+                m.add_argument(flag, type=ARG_TYPES[option.kind], choices=option.choices or None,
+                               default=option.default, help=f"{option.description} (default: {option.default})")
         if method.name in ("discriminative-power", "significance"):
             what = "ASL curves" if method.name == "discriminative-power" else "per-topic score distributions"
             m.add_argument("--plot", metavar="FILE", help=f"also draw the {what} (.png or .svg)")

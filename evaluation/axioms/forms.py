@@ -26,7 +26,7 @@ from typing import Any
 
 from evaluation.intent_ranking import IntentInputs
 from evaluation.measures.adhoc._shared import ratio
-from evaluation.measures.base import MeasureDef, Param
+from evaluation.measures.base import MeasureDef
 from evaluation.measures.diversity._intents import (
     by_slot,
     hit_rank,
@@ -39,6 +39,7 @@ from evaluation.measures.diversity._shared import ALPHA, REL, discount_table, no
 from evaluation.measures.diversity.nrbp import BETA
 from evaluation.measures.registry import Registry, default_registry
 from evaluation.model import FloatArray
+from evaluation.params import Param
 
 #: relative tolerance of the saturation test
 SATURATED = 1e-9

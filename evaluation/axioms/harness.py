@@ -200,7 +200,8 @@ def _counterexample(m: Measure, c: Constraint, comp: Comparison, higher: float, 
 
 def _reason(exc: Exception) -> str:
     text = str(exc) or type(exc).__name__
-    return text if type(exc).__name__ in ("MeasureError", "InputError") else f"{type(exc).__name__}: {text}"
+    known = type(exc).__name__ in ("EvaluationError", "MeasureError", "InputError")  # their text says it all
+    return text if known else f"{type(exc).__name__}: {text}"
 
 
 def _number(value: float) -> float | str:

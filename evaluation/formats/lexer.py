@@ -18,7 +18,8 @@ IntArray = npt.NDArray[np.int64]
 ByteArray = npt.NDArray[np.uint8]
 
 _NEWLINE = 10
-_HASH = 35
+#: ``#``: a line whose first field starts with it is a comment, skipped by every reader
+COMMENT = 35
 _MASKS = np.array([(1 << (8 * k)) - 1 for k in range(9)], dtype=np.uint64)  # low k bytes
 #: Columns are copied padded to their longest field, so one long field costs (lines x its length): a column may
 #: take at most this many times the input's size (or ``PADDED_MIN``), else the input is refused (field-too-long).
@@ -41,6 +42,14 @@ class Fields:
     @property
     def n_lines(self) -> int:
         return int(self.counts.size)
+
+    def content_lines(self) -> npt.NDArray[np.bool_]:
+        """Per physical line, whether it is read: it has a field and is not a ``#`` comment."""
+        content = self.counts > 0
+        if content.any():
+            first_tok = np.where(content, self.first, 0)
+            content &= self.buf[self.starts[first_tok]] != COMMENT
+        return content
 
 
 @dataclass(frozen=True)
@@ -182,7 +191,7 @@ def simple_rows(buf: ByteArray, begin: int, end: int, ncols: int) -> IntArray | 
         return None
     if newlines != terminated.size:
         return None
-    if text[0] == _HASH or bool((text[last[:-1] + 1] == _HASH).any()):
+    if text[0] == COMMENT or bool((text[last[:-1] + 1] == COMMENT).any()):
         return None
     if begin:
         ends += begin
@@ -209,15 +218,11 @@ def select_rows(fields: Fields, ncols: int, log: ProblemLog, what: str, *, extra
     if counts.size and fields.starts.size == ncols * counts.size and bool((counts == ncols).all()):
         # every line has the expected fields: the rows are a reshape unless some line is a comment
         starts = fields.starts.reshape(-1, ncols)
-        if not bool((fields.buf[starts[:, 0]] == _HASH).any()):
+        if not bool((fields.buf[starts[:, 0]] == COMMENT).any()):
             lines = np.arange(1, counts.size + 1, dtype=np.int64)
             return _bounded(Rows(fields.buf, starts, fields.ends.reshape(-1, ncols), lines, fields.line_start),
                             log, what)
-    content = counts > 0
-    if content.any():
-        first_tok = np.where(content, fields.first, 0)
-        comment = content & (fields.buf[fields.starts[first_tok]] == _HASH) if fields.starts.size else content
-        content &= ~comment
+    content = fields.content_lines()
     good = content & (counts == ncols)
     if extra_ok:
         longer = np.flatnonzero(content & (counts > ncols))

@@ -26,7 +26,6 @@ from evaluation.model import IntArray
 from evaluation.preference.judgments import PreferenceJudgments
 from evaluation.problems import InputError, Parsed, ProblemLog
 
-_HASH = 35
 _NO_TOP = b"-"
 #: columns of (top, left, right, winner) in the two layouts (-1: no top column)
 _LAYOUTS = {5: (-1, 2, 3, 4), 6: (2, 3, 4, 5)}
@@ -55,7 +54,7 @@ def parse_preference_judgments(source: SourceLike) -> Parsed[PreferenceJudgments
         return Parsed(None, tuple(exc.problems))
     log = ProblemLog(source=blob.name)
     fields = tokenize(blob.data)
-    content = _content_lines(fields)
+    content = fields.content_lines()
     bad = np.flatnonzero(content & (fields.counts != 5) & (fields.counts != 6))
     shown = bad[: log.room()]
     log.count_omitted(int(bad.size - shown.size))
@@ -81,15 +80,6 @@ def format_preference_judgments(judgments: PreferenceJudgments) -> bytes:
         head = f"{topic} {user} " + ("" if top is None else f"{top} ")
         lines.append(f"{head}{left} {right} {winner}\n")
     return "".join(lines).encode()
-
-
-def _content_lines(fields: Fields) -> np.ndarray:
-    """Lines with at least one field that are not ``#`` comments."""
-    content = fields.counts > 0
-    if content.any() and fields.starts.size:
-        first_tok = np.where(content, fields.first, 0)
-        content &= fields.buf[fields.starts[first_tok]] != _HASH
-    return content
 
 
 def _rows(fields: Fields, content: np.ndarray, ncols: int) -> Rows:

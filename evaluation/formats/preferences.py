@@ -9,7 +9,6 @@ from evaluation.formats.source import SourceLike, load
 from evaluation.problems import InputError, Parsed, ProblemLog
 
 LABELS = {">": ">", "<": "<", "=": "=", "l": ">", "r": "<", "e": "=", "left": ">", "right": "<", "equal": "="}
-_HASH = 35  # '#': comment lines
 
 
 def parse_preferences(source: SourceLike) -> Parsed[list[dict[str, str]]]:
@@ -21,8 +20,9 @@ def parse_preferences(source: SourceLike) -> Parsed[list[dict[str, str]]]:
     log = ProblemLog(source=blob.name)
     fields = tokenize(blob.data)
     rows: list[dict[str, str]] = []
+    content = fields.content_lines().tolist()
     for line, (count, first) in enumerate(zip(fields.counts.tolist(), fields.first.tolist()), start=1):
-        if count == 0 or fields.buf[fields.starts[first]] == _HASH:
+        if not content[line - 1]:
             continue
         base = int(fields.line_start[line - 1])
         column = [int(fields.starts[first + j]) - base + 1 for j in range(count)]

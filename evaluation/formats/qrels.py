@@ -20,7 +20,6 @@ from evaluation.model import Qrels
 from evaluation.problems import InputError, Parsed, ProblemLog
 
 _LETTER_L = (76, 108)  # 'L', 'l'
-_HASH = 35
 
 
 def parse_qrels(source: SourceLike) -> Parsed[Qrels]:
@@ -41,9 +40,7 @@ def read_qrels(source: SourceLike) -> Qrels:
 
 def _parse(blob: Blob, log: ProblemLog) -> Qrels:
     fields = tokenize(blob.data)
-    content = np.flatnonzero(fields.counts > 0)
-    if content.size:  # comments do not decide the layout
-        content = content[fields.buf[fields.starts[fields.first[content]]] != _HASH]
+    content = np.flatnonzero(fields.content_lines())  # comments do not decide the layout
     ncols = 3 if content.size and int(fields.counts[content[0]]) == 3 else 4
     rows = select_rows(fields, ncols, log, "qrels")
     if ncols == 4:

@@ -14,8 +14,6 @@ from evaluation.formats.source import SourceLike, load
 from evaluation.preference.judgments import Profile, UserProfiles
 from evaluation.problems import InputError, Parsed, ProblemLog
 
-_HASH = 35
-
 
 def parse_user_profiles(source: SourceLike) -> Parsed[UserProfiles]:
     """Read user profiles, collecting every problem."""
@@ -26,8 +24,9 @@ def parse_user_profiles(source: SourceLike) -> Parsed[UserProfiles]:
     log = ProblemLog(source=blob.name)
     fields = tokenize(blob.data)
     profiles: dict[str, dict[str, dict[str, int]]] = {}  # topic -> profile -> intent -> line
+    content = fields.content_lines().tolist()
     for i, (count, first) in enumerate(zip(fields.counts.tolist(), fields.first.tolist())):
-        if count == 0 or fields.buf[fields.starts[first]] == _HASH:
+        if not content[i]:
             continue
         starts, ends = fields.starts[first : first + count], fields.ends[first : first + count]
         words = [fields.buf[s:e].tobytes().decode("utf-8", "replace") for s, e in zip(starts.tolist(), ends.tolist())]

@@ -8,7 +8,8 @@ frozen; a hierarchy with other weights is a new object (``TopicHierarchy.with_we
 
 ``HierarchySettings`` says how hierarchies were (or are to be) built: the spec's ``h=`` variant and the
 construction parameters. ``Hierarchies`` is one hierarchy per topic plus the settings that built them; it is
-what ``to_json``/``from_json`` exchange (``evaluation.hierarchy.jsonio``).
+what ``to_json``/``from_json`` of ``evaluation.hierarchy.jsonio`` exchange (that module builds on this one,
+never the reverse).
 """
 
 from __future__ import annotations
@@ -224,14 +225,3 @@ class Hierarchies:
 
     def __len__(self) -> int:
         return len(self.topics)
-
-    def to_json(self, indent: int | None = None) -> str:
-        from evaluation.hierarchy.jsonio import to_json
-
-        return to_json(self, indent=indent)
-
-    @classmethod
-    def from_json(cls, text: str | bytes, name: str = "<hierarchies>") -> Hierarchies:
-        from evaluation.hierarchy.jsonio import from_json
-
-        return from_json(text, name)

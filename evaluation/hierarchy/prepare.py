@@ -25,8 +25,8 @@ from evaluation.hierarchy.build import SimilarityFn, TopicJudgments, build_hiera
 from evaluation.hierarchy.layered import HierarchyInputs, LayeredSlots, layered_slots
 from evaluation.hierarchy.model import Hierarchies, HierarchySettings
 from evaluation.intent_ranking import IntentSlots
-from evaluation.measures.base import MeasureError
 from evaluation.model import FloatArray, Qrels
+from evaluation.problems import MeasureError
 from evaluation.side_inputs import SideInputs
 
 if TYPE_CHECKING:

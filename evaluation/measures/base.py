@@ -7,7 +7,6 @@ storage, over the API. Kernels are pure functions from a prepared input to one v
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
@@ -15,9 +14,9 @@ from typing import Any, Literal
 import numpy as np
 import numpy.typing as npt
 
-from evaluation.problems import MeasureError as MeasureError  # defined there: light for the CLI to catch
+from evaluation.params import Param, format_value
+from evaluation.problems import MeasureError
 
-ParamKind = Literal["float", "int", "choice", "table", "int_or_choice"]
 CutoffRule = Literal["none", "optional", "required"]
 #: How per-topic values become a run's value: the arithmetic mean, trec_eval's sum (counts such as num_ret),
 #: or trec_eval's geometric mean with values floored at 1e-5 (gm_map).
@@ -25,87 +24,6 @@ Aggregate = Literal["mean", "sum", "geometric"]
 #: Input kinds a measure may need; the evaluator prepares each once per (qrels, run): "adhoc", "intents", or a
 #: prepared input of ``evaluation.side_registry.PREPARERS`` (item scores, hierarchies, similarity, preferences).
 InputKind = str
-
-
-@dataclass(frozen=True)
-class Param:
-    """A measure parameter: kind, default (None = required), description and accepted range."""
-
-    name: str
-    kind: ParamKind
-    default: Any
-    description: str
-    choices: tuple[str, ...] = ()
-    minimum: float | None = None
-    maximum: float | None = None
-    min_exclusive: bool = False
-    max_exclusive: bool = False
-    #: (other parameter, its values) under which this parameter has an effect; a non-default value given
-    #: under any other setting is refused when the measure is parsed, since it would silently change nothing
-    applies_when: tuple[str, tuple[Any, ...]] | None = None
-
-    @property
-    def required(self) -> bool:
-        return self.default is None
-
-    def only_when(self, other: str, *values: Any) -> Param:
-        """This parameter, declared to matter only when ``other`` takes one of ``values``."""
-        return replace(self, applies_when=(other, values))
-
-    def convert(self, text: str) -> Any:
-        """Turn the text of a value into this parameter's type, or raise MeasureError."""
-        raw = text.strip()
-        try:
-            if self.kind == "choice":
-                return self._choice(raw)
-            if self.kind == "int_or_choice":
-                return self._choice(raw) if raw in self.choices else self._number(int(raw))
-            if self.kind == "int":
-                return self._number(int(raw))
-            if self.kind == "float":
-                return self._number(float(raw))
-            if self.kind == "table":
-                values = tuple(float(v) for v in raw.split(":"))
-                if not values or any(v < 0 for v in values):
-                    raise ValueError
-                return values
-        except ValueError:
-            pass
-        raise MeasureError(f"parameter {self.name}: {raw!r} is not {self.expects()}")
-
-    def expects(self) -> str:
-        if self.kind == "choice":
-            return "one of " + ", ".join(self.choices)
-        if self.kind == "table":
-            return "a colon-separated list of non-negative numbers (e.g. 1:2:3)"
-        what = {"int": "an integer", "float": "a finite number", "int_or_choice": "an integer"}[self.kind]
-        bounds = self._bounds()
-        what += f" {bounds}" if bounds else ""
-        if self.kind == "int_or_choice":
-            what += " or one of " + ", ".join(self.choices)
-        return what
-
-    def _bounds(self) -> str:
-        parts = []
-        if self.minimum is not None:
-            parts.append(f"{'>' if self.min_exclusive else '>='} {format_value(self.minimum)}")
-        if self.maximum is not None:
-            parts.append(f"{'<' if self.max_exclusive else '<='} {format_value(self.maximum)}")
-        return " and ".join(parts)
-
-    def _choice(self, raw: str) -> str:
-        if raw not in self.choices:
-            raise ValueError
-        return raw
-
-    def _number(self, value: float) -> Any:
-        if not math.isfinite(value):
-            raise ValueError
-        if self.minimum is not None and (value < self.minimum or (self.min_exclusive and value == self.minimum)):
-            raise ValueError
-        if self.maximum is not None and (value > self.maximum or (self.max_exclusive and value == self.maximum)):
-            raise ValueError
-        return value
 
 
 Kernel = Callable[[Any, Mapping[str, Any], "int | None"], npt.NDArray[np.float64]]
@@ -171,6 +89,14 @@ class MeasureDef:
         return text + ("@10" if self.cutoff == "required" else "")
 
 
+def required_cutoff(cutoff: int | None) -> int:
+    """The cutoff a kernel of a ``cutoff="required"`` measure is given: ``MeasureDef.instance`` never leaves it
+    None, so None here is a bug (a kernel called directly without one)."""
+    if cutoff is None:
+        raise TypeError("this measure needs a cutoff")
+    return cutoff
+
+
 @dataclass(frozen=True)
 class Measure:
     """A measure with all parameter values (in declaration order) and its cutoff; identity = canonical name.
@@ -221,12 +147,3 @@ class Measure:
     def __hash__(self) -> int:
         return hash(self.name)
 
-
-def format_value(value: Any) -> str:
-    """Canonical text of a parameter value: numbers without trailing zeros, tables joined by colons."""
-    if isinstance(value, tuple):
-        return ":".join(format_value(v) for v in value)
-    if isinstance(value, float):
-        text = repr(value)
-        return text[:-2] if text.endswith(".0") else text
-    return str(value)

@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from evaluation.measures.base import MeasureError
+from evaluation.problems import MeasureError
 
 _NAME = re.compile(
     r"""^\s*(?P<name>[A-Za-z_][A-Za-z0-9_\-]*)\s*

@@ -10,9 +10,11 @@ from collections.abc import Iterable, Iterator, Mapping
 from functools import cache
 from typing import Any
 
-from evaluation.measures.base import Measure, MeasureDef, MeasureError, format_value
+from evaluation.measures.base import Measure, MeasureDef
 from evaluation.measures.catalogue import NAMES
 from evaluation.measures.names import expand_name, parse_name
+from evaluation.params import format_value
+from evaluation.problems import MeasureError
 
 #: ir_measures parameters with no counterpart of the same name here, and what to write instead.
 IR_MEASURES_PARAMS: dict[str, str] = {

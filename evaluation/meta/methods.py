@@ -18,6 +18,7 @@ from evaluation.meta.preferences import measure_labels, preference_agreement
 from evaluation.meta.significance import TESTS, compare_runs
 from evaluation.meta.table import ScoreTable
 from evaluation.meta.unanimity import metric_unanimity
+from evaluation.params import Param
 from evaluation.problems import InputError
 
 #: ``progress(stage, fraction)``, as in ``evaluation.pipeline``
@@ -27,22 +28,11 @@ CORRELATIONS = ("tau_a", "tau_b", "tau_ap", "tau_ap_sym")
 
 
 @dataclass(frozen=True)
-class Option:
-    """One option of a method: its default and what it accepts (for the CLI, the API schema and checks)."""
-
-    name: str
-    default: Any
-    kind: type
-    help: str
-    choices: tuple[str, ...] = ()
-
-
-@dataclass(frozen=True)
 class Method:
     name: str  # as in the CLI and the API (``discriminative-power``)
     key: str  # top-level key of the result document (``discriminative_power``)
     summary: str
-    options: tuple[Option, ...]
+    options: tuple[Param, ...]  # declared as measures declare theirs: kind, default, choices, range
     run: Callable[[ScoreTable, Mapping[str, Any], Progress | None], dict[str, Any]]
 
 
@@ -139,28 +129,30 @@ def _preference_agreement(table: ScoreTable, options: Mapping[str, Any],
     return {"preference_agreement": out, "pairs": len(prefs), "users": sorted(users)}
 
 
-SEED = Option("seed", 0, int, "seed of the random resamples (results are reproducible)")
+SEED = Param("seed", "int", 0, "seed of the random resamples (results are reproducible)")
+ALPHA = Param("alpha", "float", 0.05, "significance level", minimum=0, maximum=1, min_exclusive=True,
+              max_exclusive=True)
 METHODS: dict[str, Method] = {
     m.name: m
     for m in (
         Method("unanimity", "unanimity", "Metric Unanimity of each measure against the others (spec 8.1)",
-               (Option("against", (), tuple, "restrict the comparison set to these measures"),
-                Option("strict", False, bool, "unanimity with > instead of >=")), _unanimity),
+               (Param("against", "list", (), "restrict the comparison set to these measures"),
+                Param("strict", "bool", False, "unanimity with > instead of >=")), _unanimity),
         Method("discriminative-power", "discriminative_power",
                "paired bootstrap test over every run pair, discriminative power, Delta and ASL curves (8.3-8.4)",
-               (Option("resamples", 1000, int, "bootstrap samples B"),
-                Option("alpha", 0.05, float, "significance level"), SEED), _discriminative_power),
+               (Param("resamples", "int", 1000, "bootstrap samples B", minimum=1, maximum=100_000), ALPHA, SEED),
+               _discriminative_power),
         Method("significance", "significance", "pairwise significance tests between runs, per measure",
-               (Option("test", "t", str, "paired t, Fisher randomisation, paired bootstrap or randomised Tukey HSD",
-                       TESTS),
-                Option("correction", "holm", str, "multiple-comparison correction", CORRECTIONS),
-                Option("alpha", 0.05, float, "significance level"), SEED), _significance),
+               (Param("test", "choice", "t", "paired t, Fisher randomisation, paired bootstrap or randomised Tukey"
+                      " HSD", choices=TESTS),
+                Param("correction", "choice", "holm", "multiple-comparison correction", choices=CORRECTIONS),
+                ALPHA, SEED), _significance),
         Method("correlation", "correlation", "rank correlation of the measures' system rankings (8.5-8.6)",
-               (Option("method", "tau_b", str, "Kendall tau-a, tau-b, tau_ap (row examined against column as gold)"
-                       " or symmetric tau_ap", CORRELATIONS),), _correlation),
+               (Param("method", "choice", "tau_b", "Kendall tau-a, tau-b, tau_ap (row examined against column as"
+                      " gold) or symmetric tau_ap", choices=CORRELATIONS),), _correlation),
         Method("preference-agreement", "preference_agreement",
                "agreement of each measure's per-topic preferences with user preference labels (8.7)",
-               (Option("preferences", (), tuple, "labels: topic, left run, right run, label (>, <, =), user"),),
+               (Param("preferences", "list", (), "labels: topic, left run, right run, label (>, <, =), user"),),
                _preference_agreement),
     )
 }
@@ -176,23 +168,19 @@ def options_for(method: str, given: Mapping[str, Any]) -> dict[str, Any]:
     if unknown:
         raise ValueError(f"{method} has no option {', '.join(unknown)}; it takes {', '.join(known) or 'none'}")
     out: dict[str, Any] = {}
-    for name, option in known.items():
-        value = given.get(name, option.default)
-        if option.choices and value not in option.choices:
-            raise ValueError(f"{method}: {name} must be one of {', '.join(option.choices)}, not {value!r}")
-        if option.kind in (int, float) and (isinstance(value, bool) or not isinstance(value, (int, float))):
-            raise ValueError(f"{method}: {name} must be a number, not {value!r}")
-        if option.kind is int and value != int(value):
-            raise ValueError(f"{method}: {name} must be an integer, not {value!r}")
-        out[name] = value
+    for name, param in known.items():  # types and choices first, then ranges
+        out[name] = given.get(name, param.default)
+        problem = param.value_problem(out[name])
+        if problem:
+            raise ValueError(f"{method}: {problem}")
     if "preferences" in out:
         out["preferences"] = _preferences(out["preferences"])
     if "against" in out:
         out["against"] = tuple(out["against"] or ())
-    if method == "discriminative-power" and not (1 <= int(out["resamples"]) <= 100_000):
-        raise ValueError("discriminative-power: resamples must be between 1 and 100000")
-    if "alpha" in out and not 0 < float(out["alpha"]) < 1:
-        raise ValueError(f"{method}: alpha must be between 0 and 1")
+    for name, param in known.items():
+        problem = param.range_problem(out[name])
+        if problem:
+            raise ValueError(f"{method}: {problem}")
     return out
 
 

@@ -8,22 +8,13 @@ import marshmallow as ma
 from flask import Response
 from flask.views import MethodView
 from flask_smorest import Blueprint
-from sqlalchemy import select
 
-from evaluation.hierarchy.jsonio import to_json
 from evaluation.hierarchy.model import SIMS, TOPS, VARIANTS, WD_GAINS, WI_COUNTS, HierarchySettings
-from evaluation.hierarchy.prepare import HierarchySource
-from evaluation.intent_ranking import intent_slots
-from evaluation.measures.base import MeasureError
-from evaluation.pipeline import load_inputs
-from evaluation.problems import InputError
 from evaluation.side_registry import SIDE_KINDS
-from service.api._common import collection_out, get_or_404, page_of, readable_collections
+from service import stored_inputs
 from service.auth import current_token, require
-from service.collection_files import collection_files
 from service.idempotency import idempotent
-from service.models import Collection
-from service.problems import PROBLEM_JSON, ApiProblem, ProblemSchema
+from service.problems import PROBLEM_JSON, ProblemSchema
 from service.schemas import CollectionFilesSchema, CollectionFormSchema, CollectionSchema
 from service.state import state
 from service.upload_limits import check_upload
@@ -39,10 +30,7 @@ class Collections(MethodView):
     @blp.paginate()
     def get(self, pagination_parameters: Any) -> Any:
         """List collections (every token can read every collection but others' hidden ones), newest first."""
-        with state().db.session() as s:
-            rows = page_of(s, readable_collections(select(Collection)), Collection.created_at.desc(),
-                           pagination_parameters)
-        return [collection_out(c) for c in rows]
+        return stored_inputs.list_collections(state(), current_token(), pagination_parameters)
 
     @require("submit")
     @idempotent
@@ -64,7 +52,7 @@ class Collections(MethodView):
         check_upload(stored=[qrels_file[1], *([weights_file[1]] if weights_file else []),
                              *(data for _, data in side.values())])
         row = create_collection(state(), current_token().id, form, qrels_file, weights_file, side)
-        return collection_out(row), 201, {"Location": f"/v1/collections/{row.id}"}
+        return row, 201, {"Location": f"/v1/collections/{row.id}"}
 
 
 @blp.route("/<string:collection_id>")
@@ -72,8 +60,7 @@ class OneCollection(MethodView):
     @require("read")
     @blp.response(200, CollectionSchema)
     def get(self, collection_id: str) -> Any:
-        with state().db.session() as s:
-            return collection_out(get_or_404(s, Collection, collection_id, "collection", owned=False))
+        return stored_inputs.one_collection(state(), current_token(), collection_id)
 
 
 class HierarchyQuerySchema(ma.Schema):
@@ -99,16 +86,5 @@ class CollectionHierarchies(MethodView):
     def get(self, query: dict[str, Any], collection_id: str) -> Any:
         """Build the collection's intent hierarchies with these settings (as ``evalserve hierarchy build``) and
         return them for download."""
-        st = state()
-        with st.db.session() as s:
-            files = collection_files(s, st.blobs, get_or_404(s, Collection, collection_id, "collection", owned=False),
-                                     st.settings.decode_limits)
-        try:
-            inputs = load_inputs(files.qrels, [], qrels_format=files.qrels_format,
-                                 intent_weights=files.intent_weights, side=files.side)
-            source = HierarchySource(inputs.qrels, intent_slots(inputs.qrels, 1, inputs.intent_weights),
-                                     inputs.side, {})
-            built = source.hierarchies(HierarchySettings(**query).normalised())
-        except (MeasureError, InputError) as exc:
-            raise ApiProblem(422, "missing-inputs", str(exc)) from None
-        return Response(to_json(built) + "\n", mimetype="application/json")
+        text = stored_inputs.collection_hierarchies(state(), current_token(), collection_id, query)
+        return Response(text, mimetype="application/json")

@@ -9,10 +9,11 @@ from typing import Any
 from flask import request
 from flask_smorest import Blueprint
 
-from service.api.jobs import job_tag
 from service.auth import current_token, require, sees_everything
-from service.evaluations import requested_measures, submit_evaluation, submit_meta_evaluation
+from service.etags import etag_of
+from service.evaluations import submit_evaluation, submit_meta_evaluation, submit_runs
 from service.idempotency import idempotent
+from service.job_document import job_document
 from service.problems import PROBLEM_JSON, ApiProblem, ProblemSchema
 from service.schemas import (
     EvaluationRequestSchema,
@@ -21,9 +22,8 @@ from service.schemas import (
     SubmissionFilesSchema,
     SubmissionFormSchema,
 )
-from service.state import ServiceState, state
+from service.state import state
 from service.upload_limits import check_upload
-from service.uploads import check_runs, create_runs
 
 blp = Blueprint("evaluations", __name__, url_prefix="/v1", description="Evaluation requests")
 OVER_LIMIT = {"schema": ProblemSchema, "content_type": PROBLEM_JSON,
@@ -34,7 +34,8 @@ OVER_LIMIT = {"schema": ProblemSchema, "content_type": PROBLEM_JSON,
 def _accepted(job: Any) -> Any:
     """202 with the job, its Location and its ETag (a client's first long-poll sends it as If-None-Match); the
     callback's secret, if it has one, is shown here only."""
-    tag, document = job_tag(job)
+    document = job_document(job)
+    tag = etag_of(document)
     if job.callback_secret:
         document = {**document, "callback_secret": job.callback_secret}
     return document, 202, {"Location": f"/v1/jobs/{job.id}", "Retry-After": "1", "ETag": tag}
@@ -72,35 +73,16 @@ def submit(form: dict[str, Any], files: dict[str, Any]) -> Any:
     uploads = request.files.getlist("run")
     if not uploads:
         raise ApiProblem(422, "invalid-request", "send at least one run file in the 'run' field")
-    st, owner = state(), current_token().id
     measures = [m for m in re.split(MEASURE_SEPARATOR, form["measures"]) if m]
     check_upload(files=len(uploads), measures=len(measures), multi=("run",))
     contents = [(u.filename or f"run{i + 1}", u.read()) for i, u in enumerate(uploads)]
     check_upload(stored=[data for _, data in contents], jobs=1, multi=("run",))
-    _check_measures_and_runs(measures, contents, st)  # refused before any file is stored, all problems at once
-    runs = create_runs(st, owner, form["collection"], contents, admin=sees_everything())
-    body = {**form, "measures": measures, "runs": [r.id for r in runs]}
-    return _accepted(submit_evaluation(st, owner, sees_everything(), body))
+    return _accepted(submit_runs(state(), current_token().id, sees_everything(), form, measures, contents))
 
 
 #: measures in a form field are separated by spaces or commas, except commas inside parentheses
 #: (``RBP(p=0.8,rel=graded)``) and before a number (trec_eval's lists: ``ndcg_cut.10,20``)
 MEASURE_SEPARATOR = r"\s*,(?![^(]*\))(?![\d.])\s*|\s+"
-
-
-def _check_measures_and_runs(measures: list[str], contents: list[tuple[str, bytes]], st: ServiceState) -> None:
-    """A bad measure name is reported together with the problems of every run file, in one 422."""
-    try:
-        requested_measures(measures)
-    except ApiProblem as bad_measures:
-        try:
-            check_runs(contents, st.settings.decode_limits)
-        except ApiProblem as bad_runs:
-            if bad_runs.code != 422:
-                raise
-            raise ApiProblem(422, "invalid-upload", f"{bad_runs.detail}; {bad_measures.detail}",
-                             bad_runs.problems + bad_measures.problems) from None
-        raise
 
 
 @blp.route("/meta-evaluations", methods=["POST"])

@@ -1,28 +1,21 @@
-"""``/v1/jobs``: state, progress and results of evaluation jobs; ``DELETE`` cancels."""
+"""``/v1/jobs``: state, progress and results of evaluation jobs; ``DELETE`` cancels. Each view reads the request,
+makes one call to ``service.caller_jobs`` and answers with what it returns."""
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from flask import Response
 from flask.views import MethodView
 from flask_smorest import Blueprint
-from sqlalchemy import select
 
-from evaluation.meta import plots
-from evaluation.meta.render import render_text
-from evaluation.meta.table import ScoreTable
-from evaluation.problems import InputError
-from evaluation.report import render_document
-from service import callbacks
-from service import jobs as job_states
-from service.api._common import get_or_404, job_out, page_of, visible
-from service.api.conditional import etag_of, if_none_match, matches, not_modified
-from service.auth import require
+from service import caller_jobs
+from service.api.conditional import if_none_match, not_modified
+from service.auth import current_token, require
+from service.etags import etag_of, matches
 from service.longpoll import wait_for_change
-from service.models import FINAL_STATES, Job
-from service.problems import PROBLEM_JSON, ApiProblem, ProblemSchema
+from service.models import FINAL_STATES
+from service.problems import PROBLEM_JSON, ProblemSchema
 from service.schemas import JobQuerySchema, JobSchema, PlotQuerySchema, ResultQuerySchema
 from service.state import state
 
@@ -42,10 +35,7 @@ class Jobs(MethodView):
     @blp.paginate()
     def get(self, pagination_parameters: Any) -> Any:
         """List your jobs (an admin sees every job), newest first."""
-        with state().db.session() as s:
-            query = visible(select(Job), Job)
-            rows = page_of(s, query, Job.created_at.desc(), pagination_parameters)
-        return [job_out(j) for j in rows]
+        return caller_jobs.list_jobs(state(), current_token(), pagination_parameters)
 
 
 @blp.route("/<string:job_id>")
@@ -61,12 +51,11 @@ class OneJob(MethodView):
         from the job as it was when the request arrived), or after the wait; ``304`` when it is still the one
         you have."""
         st = state()
-        with st.db.session() as s:
-            tag, document = job_tag(get_or_404(s, Job, job_id, "job"))
+        tag, document = tagged(caller_jobs.shown_job(st, current_token(), job_id))
         known = if_none_match()
         if query["wait"] > 0:
-            tag, document = wait_for_change(lambda: _load_job(job_id), known or {tag}, query["wait"],
-                                            done=lambda d: d["state"] in FINAL_STATES)
+            tag, document = wait_for_change(lambda: tagged(caller_jobs.job_now(st, job_id)), known or {tag},
+                                            query["wait"], done=lambda d: d["state"] in FINAL_STATES)
         headers = {"ETag": tag}
         if document["state"] not in FINAL_STATES:
             headers["Retry-After"] = "1"
@@ -78,26 +67,12 @@ class OneJob(MethodView):
     @blp.response(200, JobSchema)
     def delete(self, job_id: str) -> Any:
         """Cancel the job: at once when queued; a running job stops at its next step."""
-        st = state()
-        with st.db.session() as s:
-            get_or_404(s, Job, job_id, "job")
-        job_states.request_cancel(st.db, job_id)
-        callbacks.announce(st.db, st.queue.celery, job_id)  # a queued job ends here
-        with st.db.session() as s:
-            return job_out(get_or_404(s, Job, job_id, "job"))
+        return caller_jobs.cancel_job(state(), current_token(), job_id)
 
 
-def job_tag(job: Job) -> tuple[str, dict[str, Any]]:
-    """The job as shown, and its ETag."""
-    document = job_out(job)
+def tagged(document: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+    """The job as shown, with its ETag."""
     return etag_of(document), document
-
-
-def _load_job(job_id: str) -> tuple[str, dict[str, Any]]:
-    with state().db.session() as s:
-        job = s.get(Job, job_id)
-        assert job is not None  # jobs are never deleted
-        return job_tag(job)
 
 
 @blp.route("/<string:job_id>/result")
@@ -111,26 +86,12 @@ class Result(MethodView):
     @blp.doc(responses={"200": {"description": RESULT_DESCRIPTION, "content": RESULT_CONTENT}})
     def get(self, query: dict[str, Any], job_id: str) -> Any:
         """The results of a succeeded job, in the offline CLI's shape: ``json`` (default), tsv, csv, trec_eval."""
-        st = state()
-        with st.db.session() as s:
-            job = get_or_404(s, Job, job_id, "job")
-            if job.state != "succeeded" or job.result_sha256 is None:
-                detail = f"job {job_id} is {job.state}" + (f": {job.error['message']}" if job.error else "")
-                raise ApiProblem(409, f"job-{job.state}", detail)
-            per_topic = query.get("per_topic", job.request.get("per_topic", False))
-            tag = etag_of("result", job.result_sha256, query["format"], per_topic)  # a result never changes
-            if matches(tag, if_none_match()):
-                return not_modified(tag)
-            document = json.loads(st.blobs.get(s, job.result_sha256))
         fmt = query["format"]
-        if job.kind == "meta":
-            if fmt not in ("json", "table"):
-                raise ApiProblem(422, "format-not-available", "a meta-evaluation result is json or table")
-            text = json.dumps(document, indent=2) + "\n" if fmt == "json" else render_text(document)
-            return Response(text, mimetype=MEDIA[fmt], headers={"ETag": tag})
-        if fmt == "table":
-            raise ApiProblem(422, "format-not-available", "an evaluation result is json, tsv, csv or trec_eval")
-        return Response(render_document(document, fmt, per_topic), mimetype=MEDIA[fmt], headers={"ETag": tag})
+        result = caller_jobs.job_result(state(), current_token(), job_id, fmt, query.get("per_topic"),
+                                        if_none_match())
+        if result.text is None:
+            return not_modified(result.tag)
+        return Response(result.text, mimetype=MEDIA[fmt], headers={"ETag": result.tag})
 
 
 @blp.route("/<string:job_id>/plot")
@@ -147,22 +108,6 @@ class Plot(MethodView):
         "image/svg+xml": {"schema": {"type": "string"}}}}})
     def get(self, query: dict[str, Any], job_id: str) -> Any:
         """A plot of the job's results (``?format=png`` or ``svg``)."""
-        st = state()
-        with st.db.session() as s:
-            job = get_or_404(s, Job, job_id, "job")
-            if job.state != "succeeded" or job.result_sha256 is None:
-                raise ApiProblem(409, f"job-{job.state}", f"job {job_id} is {job.state}")
-            document = json.loads(st.blobs.get(s, job.result_sha256))
         fmt = query["format"]
-        try:
-            if job.kind == "meta" and "discriminative_power" in document:
-                image = plots.asl_curves(document, fmt)
-            elif job.kind == "evaluation":
-                image = plots.score_distributions(ScoreTable.from_document(document), fmt)
-            else:
-                raise ApiProblem(422, "plot-unavailable", f"a {job.request['method']} result has no plot;"
-                                 " discriminative-power jobs (ASL curves) and evaluation jobs (score"
-                                 " distributions) have")
-        except InputError as exc:
-            raise ApiProblem(422, exc.problems[0].code, exc.problems[0].message) from None
+        image = caller_jobs.job_plot(state(), current_token(), job_id, fmt)
         return Response(image, mimetype="image/png" if fmt == "png" else "image/svg+xml")

@@ -7,8 +7,8 @@ from typing import Any
 import marshmallow as ma
 from flask_smorest import Blueprint
 
-from evaluation.measures.base import MeasureError
 from evaluation.measures.registry import default_registry
+from evaluation.problems import MeasureError
 from service.problems import ApiProblem
 
 blp = Blueprint("measures", __name__, url_prefix="/v1/measures", description="The measure catalogue")

@@ -9,12 +9,10 @@ from typing import Any
 from flask import request
 from flask.views import MethodView
 from flask_smorest import Blueprint
-from sqlalchemy import select
 
-from service.api._common import get_or_404, page_of, run_out, visible
+from service import stored_inputs
 from service.auth import current_token, require, sees_everything
 from service.idempotency import idempotent
-from service.models import RunRecord
 from service.problems import PROBLEM_JSON, ApiProblem, ProblemSchema
 from service.schemas import RunFilesSchema, RunFormSchema, RunSchema
 from service.state import state
@@ -47,10 +45,7 @@ class Runs(MethodView):
     @blp.paginate()
     def get(self, pagination_parameters: Any) -> Any:
         """List your runs (an admin sees every run), newest first."""
-        with state().db.session() as s:
-            query = visible(select(RunRecord), RunRecord)
-            rows = page_of(s, query, RunRecord.created_at.desc(), pagination_parameters)
-        return [run_out(r) for r in rows]
+        return stored_inputs.list_runs(state(), current_token(), pagination_parameters)
 
     @require("submit")
     @idempotent
@@ -77,7 +72,7 @@ class Runs(MethodView):
             raise ApiProblem(422, "invalid-upload", f"{filename}: the run is empty; nothing was stored")
         check_upload(files=1, stored=[data])
         row = create_run(state(), current_token().id, query["collection"], filename, data, admin=sees_everything())
-        return run_out(row), 201, {"Location": f"/v1/runs/{row.id}"}
+        return row, 201, {"Location": f"/v1/runs/{row.id}"}
 
 
 @blp.route("/<string:run_id>")
@@ -85,5 +80,4 @@ class OneRun(MethodView):
     @require("read")
     @blp.response(200, RunSchema)
     def get(self, run_id: str) -> Any:
-        with state().db.session() as s:
-            return run_out(get_or_404(s, RunRecord, run_id, "run"))
+        return stored_inputs.one_run(state(), current_token(), run_id)

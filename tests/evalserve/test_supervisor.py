@@ -1,5 +1,5 @@
 """``evalserve.supervisor``: children that die are restarted (with a growing backoff when they keep crashing),
-a stop ends every child -- SIGTERM, then SIGKILL for one that ignores it; ``workers.time_limit`` stops a job at
+a stop ends every child -- SIGTERM, then SIGKILL for one that ignores it; ``service.jobrun.time_limit`` stops a job at
 its soft limit."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from celery.exceptions import SoftTimeLimitExceeded
 
 from evalserve import supervisor
 from evalserve.supervisor import Child, Supervisor
-from workers.time_limit import time_limit
+from service.jobrun.time_limit import time_limit
 
 SLEEPER = [sys.executable, "-c", "import time; time.sleep(60)"]
 CRASHER = [sys.executable, "-c", "raise SystemExit(3)"]

@@ -13,8 +13,8 @@ from evalserve.cli.main import main
 from evaluation.evaluator import evaluate
 from evaluation.formats import read_qrels, read_run
 from evaluation.formats.source import Blob
-from evaluation.measures.base import MeasureError
 from evaluation.measures.registry import default_registry, parse_measure
+from evaluation.problems import MeasureError
 
 QRELS = "1 0 d1 1\n1 0 d2 0\n1 0 d3 2\n2 0 d1 2\n2 0 d4 1\n"
 RUN = "1 Q0 d1 1 0.9 mytag\n1 Q0 d2 2 0.8 mytag\n1 Q0 d3 3 0.7 mytag\n2 Q0 d4 1 1.0 mytag\n2 Q0 d1 2 0.5 mytag\n"

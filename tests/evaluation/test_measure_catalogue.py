@@ -7,9 +7,9 @@ import importlib
 
 import pytest
 
-from evaluation.measures.base import MeasureError
 from evaluation.measures.catalogue import NAMES
 from evaluation.measures.registry import FAMILIES, Registry, default_registry
+from evaluation.problems import MeasureError
 
 
 def declared() -> dict[str, tuple[str, ...]]:

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from evaluation.measures.base import MeasureError
 from evaluation.measures.registry import default_registry, parse_measure
+from evaluation.problems import MeasureError
 
 #: canonical names, one or more per registered measure and parameter kind
 CANONICAL = [

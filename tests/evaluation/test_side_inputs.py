@@ -11,7 +11,8 @@ import pytest
 from evaluation import evaluator as evaluator_module
 from evaluation.evaluator import Evaluator
 from evaluation.formats import Blob, parse_qrels, parse_run
-from evaluation.measures.base import MeasureDef, MeasureError
+from evaluation.measures.base import MeasureDef
+from evaluation.problems import MeasureError
 from evaluation.side_inputs import PrepareContext, Preparer, SideInputs
 
 QRELS = parse_qrels(Blob.from_bytes(b"1 0 d1 1\n1 0 d2 0\n2 0 d3 2\n", "q")).unwrap()

@@ -1,5 +1,5 @@
-"""The embedded broker wakes an idle consumer through its queue's pipe (``workers.wakeup``) instead of leaving it to
-sleep out a polling interval. The consumers here have a fallback interval of an hour: a message they receive at
+"""The embedded broker wakes an idle consumer through its queue's pipe (``service.broker.wakeup``) instead of leaving
+it to sleep out a polling interval. The consumers here have a fallback interval of an hour: a message they receive at
 all came by the wake-up call."""
 
 from __future__ import annotations
@@ -10,9 +10,9 @@ from typing import Any
 
 from kombu import Connection, Queue
 
-from workers import wakeup
+from service.broker import wakeup
 
-TRANSPORT = "workers.embedded_broker:Transport"
+TRANSPORT = "service.broker.embedded:Transport"
 NO_FALLBACK = {"polling_interval": 3600.0}
 
 

@@ -1,6 +1,6 @@
 """Fault tests on real processes: nothing accepted is lost when a worker is killed mid-job, the API restarts
 between submit and poll, or Redis restarts (losing its queued messages) -- the database is the source of truth,
-leases expire and the sweeper re-publishes (``service.jobs``, ``workers.recovery``)."""
+leases expire and the sweeper re-publishes (``service.jobs``, ``service.jobrun.recovery``)."""
 
 from __future__ import annotations
 

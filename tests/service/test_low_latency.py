@@ -14,8 +14,8 @@ from typing import Any
 import httpx
 import pytest
 from evalserve_client import Client
+from evalserve_client.webhooks import verify_signature
 
-from service.webhooks import verify_signature
 from tests.service.live import LiveService
 from tests.service.webhook_receiver import Receiver
 
@@ -164,9 +164,10 @@ def test_wait_is_bounded(live: LiveService) -> None:
 
 
 def test_embedded_workers_wait_on_their_queues_wake_up_pipes(live: LiveService) -> None:
-    """The worker processes opened the pipe of their queue (workers.wakeup), the one the API pokes after a publish."""
+    """The worker processes opened the pipe of their queue (service.broker.wakeup), the one the API pokes after a
+    publish."""
+    from service.broker import wakeup
     from service.config import Settings
-    from workers import wakeup
 
     settings = Settings.from_env(live.env)
     directory = wakeup.pipe_dir(settings.broker_url)

@@ -18,8 +18,8 @@ from evaluation.meta.table import ScoreTable
 from service.app import create_app
 from service.auth import create_token
 from service.config import Settings
-from workers.context import WorkerContext
-from workers.runner import run_job
+from service.jobrun.context import WorkerContext
+from service.jobrun.runner import run_job
 
 MEASURES = ["AP", "nDCG@10", "alpha_nDCG@20", "RBU"]
 

@@ -1,4 +1,4 @@
-"""The job runner and life cycle without a broker (``workers.runner.run_job`` called directly on a real SQLite
+"""The job runner and life cycle without a broker (``service.jobrun.runner.run_job`` called directly on a real SQLite
 database): claiming is exclusive, finished jobs are skipped, input errors fail the job with the problem list,
 blobs can live in a directory, the sweeper finds lost jobs."""
 
@@ -16,9 +16,9 @@ from service import jobs
 from service.app import create_app
 from service.auth import create_token
 from service.config import Settings
+from service.jobrun.context import WorkerContext
+from service.jobrun.runner import run_job
 from service.models import Job
-from workers.context import WorkerContext
-from workers.runner import run_job
 
 RUN = b"1 Q0 d1 1 3.0 t\n1 Q0 d2 2 2.0 t\n2 Q0 d1 1 1.0 t\n"
 QRELS = b"1 0 d1 1\n1 0 d3 1\n2 0 d2 1\n"

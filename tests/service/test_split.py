@@ -1,4 +1,4 @@
-"""Split jobs without a broker (``workers.split`` called directly on a real SQLite database): a 40-run job cut
+"""Split jobs without a broker (``service.jobrun.split`` called directly on a real SQLite database): a 40-run job cut
 into parts gives byte for byte the document of the same job unsplit and of ``evalserve evaluate``; a part whose
 worker died is re-run; a job's failure is the one an unsplit job reports; cancelling stops every part."""
 
@@ -19,12 +19,12 @@ from service import job_parts, jobs
 from service.app import create_app
 from service.auth import create_token
 from service.config import Settings
+from service.jobrun import stored_runs
+from service.jobrun.context import WorkerContext
+from service.jobrun.runner import run_job, split_into
+from service.jobrun.split import merge, run_part, slices
 from service.models import Job, WebhookDelivery
 from tests.service.split_runs import make_run, write_runs
-from workers import stored_runs
-from workers.context import WorkerContext
-from workers.runner import run_job, split_into
-from workers.split import merge, run_part, slices
 
 MEASURES = ["P@10", "AP", "nDCG@10", "RR", "Rprec"]
 
@@ -238,7 +238,7 @@ def _callbacks(d: Deployment, job_id: str) -> list[str]:
 
 def test_runs_parsed_from_a_temporary_file_give_the_same_bytes(
         tmp_path: Path, qrels: bytes, runs: list[Path], monkeypatch: pytest.MonkeyPatch) -> None:
-    """Large stored runs are inflated into a file and parsed from its path (``workers.stored_runs``): the same
+    """Large stored runs are inflated into a file and parsed from its path (``service.jobrun.stored_runs``): the same
     document as the ``Blob`` path, split or not, gzipped or not; runs with warnings take the ``Blob`` path."""
     files = [(f"{p.name}.gz", gzip.compress(p.read_bytes())) if i % 2 else (p.name, p.read_bytes())
              for i, p in enumerate(runs[:20])]

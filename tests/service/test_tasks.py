@@ -1,4 +1,4 @@
-"""Shared tasks in process (Flask's test client, SQLite, jobs run by ``workers.runner`` in the test): roles,
+"""Shared tasks in process (Flask's test client, SQLite, jobs run by ``service.jobrun.runner`` in the test): roles,
 phases and deadlines (UTC, at arrival), quotas, hidden judgments, the leaderboard and its formats, blinded and
 private visibility, selection of a submission, and re-evaluation against new judgments with its history."""
 
@@ -14,10 +14,10 @@ from typing import Any
 import pytest
 from sqlalchemy import select
 
+from service.jobrun.context import WorkerContext
+from service.jobrun.runner import run_job
 from service.models import Job
 from tests.service.test_api import Api, _file, _is_problem
-from workers.context import WorkerContext
-from workers.runner import run_job
 
 QRELS = b"1 0 d1 2\n1 0 d2 1\n1 0 d3 0\n2 0 d4 1\n2 0 d5 1\n3 0 d6 1\n"
 NEW_QRELS = b"1 0 d1 0\n1 0 d2 2\n1 0 d3 1\n2 0 d4 1\n2 0 d5 1\n3 0 d6 1\n"

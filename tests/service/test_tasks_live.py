@@ -18,9 +18,9 @@ from typing import Any
 
 import httpx
 import pytest
+from evalserve_client.webhooks import verify_signature
 
 from evalserve.cli.main import main as cli_main
-from service.webhooks import verify_signature
 from tests.browser import chromium, dump_dom, screenshot  # noqa: F401 -- chromium is a fixture
 from tests.service.live import LiveService
 from tests.service.webhook_receiver import Receiver

@@ -17,6 +17,7 @@ from types import SimpleNamespace
 from typing import Any
 
 import pytest
+from evalserve_client.webhooks import verify_signature
 from flask.testing import FlaskClient
 
 from evaluation.report import engine_version
@@ -25,6 +26,7 @@ from service.app import create_app
 from service.auth import create_token
 from service.config import Settings
 from service.db import Database
+from service.jobrun.context import WorkerContext
 from service.models import (
     WEBHOOK_EVENTS,
     BlobRow,
@@ -38,7 +40,6 @@ from service.models import (
     utcnow,
 )
 from tests.service.webhook_receiver import Receiver
-from workers.context import WorkerContext
 
 SECRET = "whsec-test-0123456789abcdef"
 #: the test receivers listen on 127.0.0.1: the operator's allow-list lets webhooks reach them
@@ -156,26 +157,26 @@ def test_a_signature_verifies_with_its_secret() -> None:
     body = b'{"id":"dlv_1","event":"ping"}'
     header = webhooks.sign(SECRET, body, int(time.time()))
     assert header.startswith("t=") and ",v1=" in header
-    assert webhooks.verify_signature(SECRET, body, header)
+    assert verify_signature(SECRET, body, header)
 
 
 def test_a_tampered_body_or_another_secret_fails() -> None:
     body = b'{"score":0.25}'
     header = webhooks.sign(SECRET, body, int(time.time()))
-    assert not webhooks.verify_signature(SECRET, b'{"score":0.95}', header)
-    assert not webhooks.verify_signature("another-secret-0123456789", body, header)
+    assert not verify_signature(SECRET, b'{"score":0.95}', header)
+    assert not verify_signature("another-secret-0123456789", body, header)
     t, _, digest = header.partition(",v1=")
-    assert not webhooks.verify_signature(SECRET, body, f"{t},v1={digest[:-1]}0" if digest[-1] != "0"
+    assert not verify_signature(SECRET, body, f"{t},v1={digest[:-1]}0" if digest[-1] != "0"
                                          else f"{t},v1={digest[:-1]}1")
 
 
 def test_a_stale_or_future_timestamp_fails() -> None:
     body = b"{}"
     now = 1_700_000_000.0
-    assert webhooks.verify_signature(SECRET, body, webhooks.sign(SECRET, body, int(now) - 299), now=now)
-    assert not webhooks.verify_signature(SECRET, body, webhooks.sign(SECRET, body, int(now) - 301), now=now)
-    assert not webhooks.verify_signature(SECRET, body, webhooks.sign(SECRET, body, int(now) + 301), now=now)
-    assert webhooks.verify_signature(SECRET, body, webhooks.sign(SECRET, body, int(now) - 3000), now=now,
+    assert verify_signature(SECRET, body, webhooks.sign(SECRET, body, int(now) - 299), now=now)
+    assert not verify_signature(SECRET, body, webhooks.sign(SECRET, body, int(now) - 301), now=now)
+    assert not verify_signature(SECRET, body, webhooks.sign(SECRET, body, int(now) + 301), now=now)
+    assert verify_signature(SECRET, body, webhooks.sign(SECRET, body, int(now) - 3000), now=now,
                                      tolerance=3600)
 
 
@@ -184,13 +185,13 @@ def test_the_signature_is_hmac_sha256_of_timestamp_dot_body() -> None:
     expected = "446cc9491e8ce2b1346985d2dd0e9862b47892759f738a7b6c1f8aa64a259424"
     assert hmac.new(SECRET.encode(), b"1700000000." + body, hashlib.sha256).hexdigest() == expected
     assert webhooks.sign(SECRET, body, 1_700_000_000) == f"t=1700000000,v1={expected}"
-    assert webhooks.verify_signature(SECRET, body, f"t=1700000000,v1={expected}", now=1_700_000_100)
+    assert verify_signature(SECRET, body, f"t=1700000000,v1={expected}", now=1_700_000_100)
 
 
 @pytest.mark.parametrize("header", ["", "garbage", "t=abc,v1=00", "v1=00", "t=1700000000", "t=1700000000,v1",
                                    "t=1700000000,v0=abc"])
 def test_malformed_signature_headers_are_refused(header: str) -> None:
-    assert not webhooks.verify_signature(SECRET, b"{}", header, now=1_700_000_000)
+    assert not verify_signature(SECRET, b"{}", header, now=1_700_000_000)
 
 
 def test_any_of_several_v1_signatures_may_match() -> None:
@@ -199,7 +200,7 @@ def test_any_of_several_v1_signatures_may_match() -> None:
     old = webhooks.sign("old-secret-0123456789", body, 1_700_000_000)
     new = webhooks.sign(SECRET, body, 1_700_000_000)
     header = old + "," + new.partition(",")[2]
-    assert webhooks.verify_signature(SECRET, body, header, now=1_700_000_000)
+    assert verify_signature(SECRET, body, header, now=1_700_000_000)
 
 
 def test_backoff_doubles_with_small_jitter_and_is_capped_at_an_hour() -> None:
@@ -268,8 +269,8 @@ def test_a_delivery_is_posted_signed_and_marked_delivered(world: World) -> None:
     assert headers["user-agent"] == f"evalserve-webhooks/{engine_version()}"
     assert headers["x-evalserve-event"] == "submission.evaluated"
     assert headers["x-evalserve-delivery"] == delivery_id
-    assert webhooks.verify_signature(SECRET, body, headers["x-evalserve-signature"])
-    assert not webhooks.verify_signature("not-the-secret-0123", body, headers["x-evalserve-signature"])
+    assert verify_signature(SECRET, body, headers["x-evalserve-signature"])
+    assert not verify_signature("not-the-secret-0123", body, headers["x-evalserve-signature"])
     document = json.loads(body)
     row = world.delivery(delivery_id)
     assert document == {"id": delivery_id, "event": "submission.evaluated", "task": world.task,
@@ -459,7 +460,7 @@ def test_the_celery_task_delivers_and_republishes_a_retry_for_its_time(world: Wo
 
 
 def test_the_sweeper_republishes_overdue_deliveries(world: World) -> None:
-    from workers.recovery import delivery_grace_seconds, sweep_deliveries
+    from service.jobrun.recovery import delivery_grace_seconds, sweep_deliveries
 
     world.add_webhook("http://127.0.0.1:9/hook")
     [lost] = world.event()
@@ -572,7 +573,7 @@ def test_a_ping_records_a_delivery_that_shows_in_the_log(world: World) -> None:
         assert webhooks.deliver(world.db, ping.json["id"], world.settings) == "delivered"
         [(headers, body)] = receiver.requests
     assert headers["x-evalserve-event"] == "ping"
-    assert webhooks.verify_signature(created["secret"], body, headers["x-evalserve-signature"])
+    assert verify_signature(created["secret"], body, headers["x-evalserve-signature"])
     assert json.loads(body)["data"]["webhook"] == created["id"]
     [logged] = world.call("GET", f"{base}/deliveries").json
     assert logged["id"] == ping.json["id"] and logged["state"] == "delivered" and logged["last_status"] == 200

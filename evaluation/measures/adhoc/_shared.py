@@ -7,7 +7,7 @@ from collections.abc import Sequence
 import numpy as np
 import numpy.typing as npt
 
-from evaluation.measures.base import Param
+from evaluation.params import Param
 
 FloatArray = npt.NDArray[np.float64]
 

@@ -13,7 +13,7 @@ import numpy as np
 
 from evaluation.judged_ranking import JudgedRanking
 from evaluation.measures.adhoc._shared import FloatArray, table_gain
-from evaluation.measures.base import Param
+from evaluation.params import Param
 
 #: beta must be finite (spec 2.8: approximate beta = inf with e.g. 10000); inf would make BR = inf/inf = NaN
 BETA_MAX = 1e9

@@ -13,7 +13,9 @@ import numpy as np
 
 from evaluation.judged_ranking import JudgedRanking
 from evaluation.measures.adhoc._shared import FAMILY, FloatArray
-from evaluation.measures.base import MeasureDef, MeasureError, Param
+from evaluation.measures.base import MeasureDef
+from evaluation.params import Param
+from evaluation.problems import MeasureError
 
 
 def scale_maximum(data: JudgedRanking, gmax: int | str) -> FloatArray:

@@ -14,7 +14,8 @@ import numpy as np
 
 from evaluation.judged_ranking import JudgedRanking
 from evaluation.measures.adhoc._shared import FAMILY, REL, TREC_EVAL, FloatArray
-from evaluation.measures.base import MeasureDef, Param
+from evaluation.measures.base import MeasureDef
+from evaluation.params import Param
 
 
 def interpolated_precision(data: JudgedRanking, params: Mapping[str, Any], cutoff: int | None) -> FloatArray:

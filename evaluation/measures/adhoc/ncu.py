@@ -16,7 +16,8 @@ import numpy as np
 from evaluation.judged_ranking import JudgedRanking
 from evaluation.measures.adhoc._shared import FAMILY, FloatArray, ratio, table_gain
 from evaluation.measures.adhoc.blended import BETA_MAX, GAIN_TABLE, blended_ratio
-from evaluation.measures.base import MeasureDef, Param
+from evaluation.measures.base import MeasureDef
+from evaluation.params import Param
 
 
 def ncu(data: JudgedRanking, params: Mapping[str, Any], cutoff: int | None) -> FloatArray:

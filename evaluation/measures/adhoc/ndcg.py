@@ -13,7 +13,8 @@ import numpy as np
 
 from evaluation.judged_ranking import JudgedRanking
 from evaluation.measures.adhoc._shared import FAMILY, TREC_EVAL, FloatArray, ratio
-from evaluation.measures.base import MeasureDef, Param
+from evaluation.measures.base import MeasureDef
+from evaluation.params import Param
 
 
 def gain_of(grade: np.ndarray, kind: str) -> FloatArray:

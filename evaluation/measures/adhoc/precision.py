@@ -10,11 +10,11 @@ from typing import Any
 
 from evaluation.judged_ranking import JudgedRanking
 from evaluation.measures.adhoc._shared import FAMILY, REL, TREC_EVAL, FloatArray
-from evaluation.measures.base import MeasureDef
+from evaluation.measures.base import MeasureDef, required_cutoff
 
 
 def precision(data: JudgedRanking, params: Mapping[str, Any], cutoff: int | None) -> FloatArray:
-    assert cutoff is not None
+    cutoff = required_cutoff(cutoff)
     hits = data.relevant(params["rel"]) & data.within(cutoff)
     return data.segment_sum(hits) / cutoff
 

@@ -13,7 +13,8 @@ import numpy as np
 
 from evaluation.judged_ranking import JudgedRanking
 from evaluation.measures.adhoc._shared import FAMILY, FloatArray
-from evaluation.measures.base import MeasureDef, Param
+from evaluation.measures.base import MeasureDef
+from evaluation.params import Param
 
 
 def rbp(data: JudgedRanking, params: Mapping[str, Any], cutoff: int | None) -> FloatArray:

@@ -8,7 +8,8 @@ from typing import Any
 
 from evaluation.judged_ranking import JudgedRanking
 from evaluation.measures.adhoc._shared import FAMILY, REL, TREC_EVAL, FloatArray, ratio
-from evaluation.measures.base import MeasureDef, Param
+from evaluation.measures.base import MeasureDef
+from evaluation.params import Param
 
 
 def _counts(data: JudgedRanking, level: int) -> tuple[FloatArray, FloatArray, FloatArray]:

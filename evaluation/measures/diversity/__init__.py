@@ -3,7 +3,7 @@ papers' forms are selected with parameters (Appendix E.3), and RBU defaults to i
 
 from evaluation.measures.diversity import (
     alpha_ndcg,
-    cube_test,
+    cubetest,
     d_ndcg,
     d_q,
     err_ia,
@@ -31,6 +31,6 @@ DEFINITIONS = (
     *d_ndcg.DEFINITIONS,
     *d_q.DEFINITIONS,
     *eu.DEFINITIONS,
-    *cube_test.DEFINITIONS,
+    *cubetest.DEFINITIONS,
     *rbu.DEFINITIONS,
 )

@@ -14,8 +14,8 @@ import numpy as np
 
 from evaluation.formats.distinct import sorted_distinct
 from evaluation.intent_ranking import IntentRanking, IntentSlots
-from evaluation.measures.base import Param
 from evaluation.model import FloatArray, IntArray
+from evaluation.params import Param
 from evaluation.segments import expand_ranges, segment_ids, segmented_cumsum
 
 PAPERS = "spec section 3 (Amigo et al. SIGIR 2018; Dou et al. IRJ 2019)"

@@ -12,9 +12,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from evaluation.intent_ranking import IntentRanking, IntentSlots
-from evaluation.measures.base import Param
 from evaluation.measures.diversity._intents import pair_satisfaction, segments_for_run
 from evaluation.model import FloatArray, IntArray
+from evaluation.params import Param
 from evaluation.segments import expand_ranges, segment_ids
 
 FAMILY = "diversity"

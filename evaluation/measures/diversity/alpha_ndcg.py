@@ -20,7 +20,7 @@ import numpy as np
 
 from evaluation.intent_ranking import IntentInputs, IntentRanking
 from evaluation.measures.adhoc._shared import ratio
-from evaluation.measures.base import MeasureDef, Param
+from evaluation.measures.base import MeasureDef, required_cutoff
 from evaluation.measures.diversity._intents import PAPERS, VARIANT, satisfaction
 from evaluation.measures.diversity._shared import (
     ALPHA,
@@ -34,6 +34,7 @@ from evaluation.measures.diversity._shared import (
     run_ideal_ideal,
 )
 from evaluation.model import FloatArray, IntArray
+from evaluation.params import Param
 
 GAIN = Param(
     "gain",
@@ -117,7 +118,7 @@ def _ideal_sums(data: IntentRanking, alpha: float, graded: bool, discount: str, 
 
 
 def alpha_dcg(inputs: IntentInputs, params: Mapping[str, Any], cutoff: int | None) -> FloatArray:
-    assert cutoff is not None
+    cutoff = required_cutoff(cutoff)
     run, _, _ = discounted_gains(inputs, params, cutoff, "log")
     if params["variant"] == "paper":
         return run
@@ -125,7 +126,7 @@ def alpha_dcg(inputs: IntentInputs, params: Mapping[str, Any], cutoff: int | Non
 
 
 def alpha_ndcg(inputs: IntentInputs, params: Mapping[str, Any], cutoff: int | None) -> FloatArray:
-    assert cutoff is not None
+    cutoff = required_cutoff(cutoff)
     run, ideal, _ = discounted_gains(inputs, params, cutoff, "log")
     return ratio(run, ideal)
 

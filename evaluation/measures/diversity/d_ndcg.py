@@ -16,7 +16,7 @@ import numpy as np
 from evaluation.intent_ranking import IntentInputs, IntentRanking
 from evaluation.measures.adhoc._shared import ratio
 from evaluation.measures.adhoc.ndcg import gain_of
-from evaluation.measures.base import MeasureDef, Param
+from evaluation.measures.base import Kernel, MeasureDef, required_cutoff
 from evaluation.measures.diversity._intents import (
     PAPERS,
     TopicIdeal,
@@ -28,6 +28,7 @@ from evaluation.measures.diversity._intents import (
 from evaluation.measures.diversity._shared import FAMILY, REL
 from evaluation.measures.diversity.intent_precision import subtopic_recall
 from evaluation.model import FloatArray
+from evaluation.params import Param
 from evaluation.segments import segment_ids
 
 GAIN = Param("gain", "choice", "lin", "per-intent gain of a grade g: lin = g, exp = 2^g - 1", choices=("lin", "exp"))
@@ -45,7 +46,7 @@ def global_gain(data: IntentRanking, kind: str = "lin") -> tuple[FloatArray, Top
 
 
 def d_ndcg(inputs: IntentInputs, params: Mapping[str, Any], cutoff: int | None) -> FloatArray:
-    assert cutoff is not None
+    cutoff = required_cutoff(cutoff)
     data = inputs.at(params["rel"])
     docs = data.docs
     gain, ideal = global_gain(data, params["gain"])
@@ -63,11 +64,15 @@ def intent_recall(inputs: IntentInputs, params: Mapping[str, Any], cutoff: int) 
     return subtopic_recall(inputs, {"rel": params["rel"], "denominator": "Tstar"}, cutoff)
 
 
-def dsharp_ndcg(inputs: IntentInputs, params: Mapping[str, Any], cutoff: int | None) -> FloatArray:
-    assert cutoff is not None
+def with_intent_recall(d_measure: Kernel, inputs: IntentInputs, params: Mapping[str, Any], cutoff: int) -> FloatArray:
+    """A D#-measure: gamma I-rec@k + (1 - gamma) D-measure@k, for the D-measure's kernel (D-nDCG, D-Q)."""
     gamma = params["gamma"]
-    mixed = gamma * intent_recall(inputs, params, cutoff) + (1.0 - gamma) * d_ndcg(inputs, params, cutoff)
+    mixed = gamma * intent_recall(inputs, params, cutoff) + (1.0 - gamma) * d_measure(inputs, params, cutoff)
     return np.asarray(mixed, dtype=np.float64)
+
+
+def dsharp_ndcg(inputs: IntentInputs, params: Mapping[str, Any], cutoff: int | None) -> FloatArray:
+    return with_intent_recall(d_ndcg, inputs, params, required_cutoff(cutoff))
 
 
 D_NDCG = MeasureDef(

@@ -16,16 +16,16 @@ import numpy as np
 from evaluation.intent_ranking import IntentInputs
 from evaluation.measures.adhoc._shared import ratio
 from evaluation.measures.adhoc.blended import BETA
-from evaluation.measures.base import MeasureDef
+from evaluation.measures.base import MeasureDef, required_cutoff
 from evaluation.measures.diversity._intents import topic_ideal_for_run
 from evaluation.measures.diversity._shared import FAMILY, REL
-from evaluation.measures.diversity.d_ndcg import GAMMA, REFERENCE, global_gain, intent_recall
+from evaluation.measures.diversity.d_ndcg import GAMMA, REFERENCE, global_gain, with_intent_recall
 from evaluation.model import FloatArray
 from evaluation.segments import segmented_cumsum
 
 
 def d_q(inputs: IntentInputs, params: Mapping[str, Any], cutoff: int | None) -> FloatArray:
-    assert cutoff is not None
+    cutoff = required_cutoff(cutoff)
     data = inputs.at(params["rel"])
     docs = data.docs
     beta = params["beta"]
@@ -45,10 +45,7 @@ def d_q(inputs: IntentInputs, params: Mapping[str, Any], cutoff: int | None) -> 
 
 
 def dsharp_q(inputs: IntentInputs, params: Mapping[str, Any], cutoff: int | None) -> FloatArray:
-    assert cutoff is not None
-    gamma = params["gamma"]
-    mixed = gamma * intent_recall(inputs, params, cutoff) + (1.0 - gamma) * d_q(inputs, params, cutoff)
-    return np.asarray(mixed, dtype=np.float64)
+    return with_intent_recall(d_q, inputs, params, required_cutoff(cutoff))
 
 
 D_Q = MeasureDef(

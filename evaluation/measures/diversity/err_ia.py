@@ -18,7 +18,7 @@ from typing import Any
 from evaluation.intent_ranking import IntentInputs
 from evaluation.measures.adhoc._shared import ratio
 from evaluation.measures.adhoc.err import scale_maximum
-from evaluation.measures.base import MeasureDef, MeasureError, Param
+from evaluation.measures.base import MeasureDef, required_cutoff
 from evaluation.measures.diversity._intents import (
     PAPERS,
     VARIANT,
@@ -32,6 +32,8 @@ from evaluation.measures.diversity._intents import (
 from evaluation.measures.diversity._shared import ALPHA, FAMILY, NDEVAL, REL, run_ideal_ideal
 from evaluation.measures.diversity.alpha_ndcg import discounted_gains
 from evaluation.model import FloatArray
+from evaluation.params import Param
+from evaluation.problems import MeasureError
 
 GMAX = Param(
     "gmax",
@@ -45,7 +47,7 @@ GMAX = Param(
 
 
 def err_ia(inputs: IntentInputs, params: Mapping[str, Any], cutoff: int | None) -> FloatArray:
-    assert cutoff is not None
+    cutoff = required_cutoff(cutoff)
     if params["variant"] == "paper":
         return paper_err_ia(inputs, params, cutoff)
     run, _, _ = discounted_gains(inputs, params, cutoff, "rr")
@@ -69,7 +71,7 @@ def paper_err_ia(inputs: IntentInputs, params: Mapping[str, Any], cutoff: int | 
 
 
 def nerr_ia(inputs: IntentInputs, params: Mapping[str, Any], cutoff: int | None) -> FloatArray:
-    assert cutoff is not None
+    cutoff = required_cutoff(cutoff)
     run, ideal, _ = discounted_gains(inputs, params, cutoff, "rr")
     return ratio(run, ideal)
 

@@ -14,10 +14,11 @@ from typing import Any
 import numpy as np
 
 from evaluation.intent_ranking import IntentInputs
-from evaluation.measures.base import MeasureDef, Param
+from evaluation.measures.base import MeasureDef
 from evaluation.measures.diversity._intents import PAPERS, SATISFACTION, hit_weight, per_doc, satisfaction
 from evaluation.measures.diversity._shared import ALPHA, FAMILY, REL, discount_table
 from evaluation.model import FloatArray
+from evaluation.params import Param
 
 EFFORT = Param("e", "float", 0.05, "cost of inspecting one document", minimum=0.0)
 

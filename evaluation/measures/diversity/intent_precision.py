@@ -20,10 +20,11 @@ import numpy as np
 from evaluation.formats.distinct import sorted_distinct
 from evaluation.intent_ranking import IntentInputs
 from evaluation.measures.adhoc._shared import ratio
-from evaluation.measures.base import MeasureDef, Param
+from evaluation.measures.base import MeasureDef, required_cutoff
 from evaluation.measures.diversity._intents import PAPERS, VARIANT, weighted_per_topic
 from evaluation.measures.diversity._shared import FAMILY, NDEVAL, REL
 from evaluation.model import FloatArray, Qrels
+from evaluation.params import Param
 
 DENOMINATOR = Param(
     "denominator",
@@ -35,7 +36,7 @@ DENOMINATOR = Param(
 
 
 def precision_ia(inputs: IntentInputs, params: Mapping[str, Any], cutoff: int | None) -> FloatArray:
-    assert cutoff is not None
+    cutoff = required_cutoff(cutoff)
     data = inputs.at(params["rel"])
     within = data.hit_rank() <= cutoff
     if params["variant"] == "paper":
@@ -57,7 +58,7 @@ def ap_ia(inputs: IntentInputs, params: Mapping[str, Any], cutoff: int | None) -
 
 
 def subtopic_recall(inputs: IntentInputs, params: Mapping[str, Any], cutoff: int | None) -> FloatArray:
-    assert cutoff is not None
+    cutoff = required_cutoff(cutoff)
     data = inputs.at(params["rel"])
     covered = np.zeros(data.slots.n_slots)
     covered[data.hit_slot[data.hit_rank() <= cutoff]] = 1.0

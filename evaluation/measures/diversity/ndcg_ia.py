@@ -14,7 +14,7 @@ import numpy as np
 from evaluation.intent_ranking import IntentInputs
 from evaluation.measures.adhoc._shared import ratio
 from evaluation.measures.adhoc.ndcg import gain_of
-from evaluation.measures.base import MeasureDef, Param
+from evaluation.measures.base import MeasureDef
 from evaluation.measures.diversity._intents import (
     PAPERS,
     hit_rank,
@@ -25,6 +25,7 @@ from evaluation.measures.diversity._intents import (
 )
 from evaluation.measures.diversity._shared import FAMILY, REL
 from evaluation.model import FloatArray
+from evaluation.params import Param
 
 GAIN = Param("gain", "choice", "lin", "gain of a per-intent grade g: lin = g, exp = 2^g - 1", choices=("lin", "exp"))
 

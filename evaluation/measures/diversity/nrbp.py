@@ -14,7 +14,7 @@ import numpy as np
 
 from evaluation.intent_ranking import IntentInputs, IntentRanking
 from evaluation.measures.adhoc._shared import ratio
-from evaluation.measures.base import MeasureDef, Param
+from evaluation.measures.base import MeasureDef
 from evaluation.measures.diversity._intents import PAPERS, satisfaction
 from evaluation.measures.diversity._shared import (
     ALPHA,
@@ -28,6 +28,7 @@ from evaluation.measures.diversity._shared import (
 )
 from evaluation.measures.diversity.alpha_ndcg import GAIN
 from evaluation.model import FloatArray
+from evaluation.params import Param
 
 BETA = Param("beta", "float", 0.5, "patience: probability of moving on to the next document",
              minimum=0.0, maximum=1.0, min_exclusive=True)

@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 
 from evaluation.intent_ranking import IntentInputs
-from evaluation.measures.base import MeasureDef, Param
+from evaluation.measures.base import MeasureDef
 from evaluation.measures.diversity._intents import (
     PAPERS,
     hit_rank,
@@ -24,6 +24,7 @@ from evaluation.measures.diversity._intents import (
 )
 from evaluation.measures.diversity._shared import FAMILY, REL
 from evaluation.model import FloatArray
+from evaluation.params import Param
 
 PERSISTENCE = Param("p", "float", 0.8, "persistence: probability of looking at the next document",
                     minimum=0.0, maximum=1.0, min_exclusive=True, max_exclusive=True)

@@ -15,10 +15,11 @@ from typing import Any
 import numpy as np
 
 from evaluation.intent_ranking import IntentInputs
-from evaluation.measures.base import MeasureDef, Param
+from evaluation.measures.base import MeasureDef
 from evaluation.measures.diversity._intents import PAPERS, SATISFACTION, by_slot, hit_weight, per_doc, satisfaction
 from evaluation.measures.diversity._shared import FAMILY, REL
 from evaluation.model import FloatArray
+from evaluation.params import Param
 
 PERSISTENCE = Param("p", "float", 0.8, "probability of inspecting the next document",
                     minimum=0.0, maximum=1.0, min_exclusive=True, max_exclusive=True)

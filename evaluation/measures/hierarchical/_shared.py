@@ -22,7 +22,7 @@ from evaluation.hierarchy.model import (
     WITH_INTENT_TREES,
     HierarchySettings,
 )
-from evaluation.measures.base import Param
+from evaluation.params import Param
 
 FAMILY = "hierarchical"
 PAPERS = "spec section 4 (Dou et al., IRJ 2019; Wang et al., SIGIR 2016)"

@@ -22,13 +22,14 @@ import numpy as np
 from evaluation.hierarchy.layered import HierarchyInputs
 from evaluation.measures.adhoc._shared import ratio
 from evaluation.measures.adhoc.blended import BETA
-from evaluation.measures.base import MeasureDef, Param
+from evaluation.measures.base import MeasureDef, required_cutoff
 from evaluation.measures.diversity.d_ndcg import GAIN, d_ndcg
 from evaluation.measures.diversity.d_q import d_q
 from evaluation.measures.diversity.intent_precision import subtopic_recall
 from evaluation.measures.hierarchical._shared import FAMILY, GAMMA, HIERARCHY_PARAMS, INPUTS, PAPERS, settings_of
 from evaluation.measures.hierarchical.layer_aware import layer_aware
 from evaluation.model import FloatArray
+from evaluation.params import Param
 
 DUMMIES = Param(
     "dummies", "choice", "count", "N-rec's node set V: count = every non-root node including dummy nodes (the"
@@ -38,7 +39,7 @@ REFERENCE = PAPERS + " 4.7 (N-rec, HD-, HD#- and LAD#-measures; Dou et al. Sec 2
 
 
 def node_recall(inputs: HierarchyInputs, params: Mapping[str, Any], cutoff: int | None) -> FloatArray:
-    assert cutoff is not None
+    cutoff = required_cutoff(cutoff)
     view = inputs.view(settings_of(params))
     if params["dummies"] == "count":
         return subtopic_recall(view.combined, {"rel": 1, "denominator": "Tstar"}, cutoff)

@@ -22,7 +22,7 @@ import numpy as np
 from evaluation.hierarchy.layered import HierarchyInputs
 from evaluation.intent_ranking import IntentInputs
 from evaluation.measures.adhoc.blended import BETA, GAIN_TABLE
-from evaluation.measures.base import CutoffRule, MeasureDef, Param
+from evaluation.measures.base import CutoffRule, MeasureDef
 from evaluation.measures.diversity._shared import ALPHA
 from evaluation.measures.diversity.alpha_ndcg import GAIN as ALPHA_GAIN
 from evaluation.measures.diversity.alpha_ndcg import alpha_ndcg
@@ -34,6 +34,7 @@ from evaluation.measures.diversity.intent_precision import subtopic_recall
 from evaluation.measures.diversity.q_ia import q_ia
 from evaluation.measures.hierarchical._shared import FAMILY, GAMMA, HIERARCHY_PARAMS, INPUTS, PAPERS, settings_of
 from evaluation.model import FloatArray
+from evaluation.params import Param
 
 FlatKernel = Callable[[IntentInputs, Mapping[str, Any], "int | None"], FloatArray]
 

@@ -21,11 +21,11 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from evaluation.judged_ranking import JudgedRanking
-from evaluation.measures.base import MeasureError
 from evaluation.model import IntArray, Qrels
 from evaluation.preference.judgments import PreferenceJudgments, UserProfiles
 from evaluation.preference.simulate import TopicCounts, counts_table, simulate_topic_counts, topic_pool, topic_rng
 from evaluation.preference.utilities import ProfileSelector, UtilityTable, estimate_utilities
+from evaluation.problems import MeasureError
 
 if TYPE_CHECKING:  # the side-input machinery imports the measures; only its types are needed here
     from evaluation.side_inputs import PrepareContext, SideInputs

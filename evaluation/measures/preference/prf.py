@@ -17,13 +17,15 @@ from typing import Any
 import numpy as np
 
 from evaluation.measures.adhoc._shared import ratio
-from evaluation.measures.base import Measure, MeasureDef, MeasureError, Param
+from evaluation.measures.base import Measure, MeasureDef
 from evaluation.measures.preference._prepare import NAME as INPUT
 from evaluation.measures.preference._prepare import PreferenceInputs
 from evaluation.model import FloatArray
+from evaluation.params import Param
 from evaluation.preference.prf import ideal_scores
 from evaluation.preference.stopping import DEFAULT_THETA, STOPS, rank_weights
 from evaluation.preference.utilities import AGGREGATES, rank_utilities
+from evaluation.problems import MeasureError
 
 FAMILY = "preference"
 REFERENCE = ("Chandar & Carterette. Preference Based Evaluation Measures for Novelty and Diversity. SIGIR 2013;"

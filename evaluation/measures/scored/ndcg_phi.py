@@ -14,9 +14,10 @@ from typing import Any
 
 import numpy as np
 
-from evaluation.measures.base import MeasureDef, Param
+from evaluation.measures.base import MeasureDef
 from evaluation.measures.scored.items import ScoredRanking
 from evaluation.model import FloatArray
+from evaluation.params import Param
 
 FAMILY = "scored"
 #: the prepared input these measures read (``evaluation.measures.scored.inputs``)

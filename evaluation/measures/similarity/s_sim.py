@@ -25,10 +25,11 @@ import numpy as np
 
 from evaluation.measures.adhoc import err, ndcg, q_measure
 from evaluation.measures.adhoc._shared import ratio
-from evaluation.measures.base import MeasureDef, Param
+from evaluation.measures.base import MeasureDef, required_cutoff
 from evaluation.measures.similarity._prepare import NAME as INPUT
 from evaluation.measures.similarity._prepare import SimilarityInputs
 from evaluation.model import FloatArray
+from evaluation.params import Param
 from evaluation.segments import expand_ranges
 
 FAMILY = "similarity"
@@ -87,12 +88,12 @@ def _all_pairs_weight(n: FloatArray, k: float, ranked: bool) -> FloatArray:
 
 
 def s_sim(data: SimilarityInputs, params: Mapping[str, Any], cutoff: int | None) -> FloatArray:
-    assert cutoff is not None
+    cutoff = required_cutoff(cutoff)
     return redundancy(data, params["variant"], params["rel"], cutoff)
 
 
 def d_sim(data: SimilarityInputs, params: Mapping[str, Any], cutoff: int | None) -> FloatArray:
-    assert cutoff is not None
+    cutoff = required_cutoff(cutoff)
     docs = data.docs
     traditional = _TRADITIONAL[params["M"]].instance(cutoff=cutoff).compute(docs)
     mixed = (traditional + 1.0 - redundancy(data, params["variant"], params["rel"], cutoff)) / 2.0

@@ -22,7 +22,7 @@ from evaluation import evaluator as evaluator_module
 from evaluation.evaluator import Evaluator, evaluate
 from evaluation.formats import Blob, parse_qrels, parse_run
 from evaluation.formats.item_scores import ItemScores, parse_item_scores, read_item_scores
-from evaluation.measures.base import MeasureDef, MeasureError
+from evaluation.measures.base import MeasureDef
 from evaluation.measures.registry import parse_measure
 from evaluation.measures.scored.phi import (
     CURVE,
@@ -36,6 +36,7 @@ from evaluation.measures.scored.phi import (
     pchip_slopes,
     phi,
 )
+from evaluation.problems import MeasureError
 from evaluation.side_inputs import PrepareContext, Preparer, SideInputs
 
 # -- spec 2.9 test vectors --------------------------------------------------------------------------------------
@@ -475,7 +476,7 @@ class _Deployment:
         from service.app import create_app
         from service.auth import create_token
         from service.config import Settings
-        from workers.context import WorkerContext
+        from service.jobrun.context import WorkerContext
 
         self.settings = Settings.from_env({"EVALSERVE_DATA_DIR": str(tmp)})
         self.app = create_app(self.settings, migrate=True)
@@ -496,7 +497,7 @@ def deployment(tmp_path: Path) -> Iterator[_Deployment]:
 
 
 def test_service_collection_with_item_scores(deployment: _Deployment) -> None:
-    from workers.runner import run_job
+    from service.jobrun.runner import run_job
 
     qrels, run, scores = _days()
     created = deployment.call("POST", "/v1/collections", data={

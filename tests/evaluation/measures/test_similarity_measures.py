@@ -15,10 +15,10 @@ from evalserve.cli.main import main
 from evaluation.docsim import DocumentTexts, DocumentVectors, simhash, similarity
 from evaluation.evaluator import Evaluator
 from evaluation.formats import Blob, parse_qrels, parse_run
-from evaluation.measures.base import MeasureError
 from evaluation.measures.registry import default_registry
 from evaluation.measures.similarity.s_sim import _all_pairs_weight
 from evaluation.model import Qrels, Run
+from evaluation.problems import MeasureError
 from evaluation.side_inputs import SideInputs
 
 # TV-SIM-1 (spec 5): the fingerprints of TV-HIER-BUILD-1 plus the non-relevant dx, f = 8

@@ -9,7 +9,6 @@ import pytest
 
 from evaluation.evaluator import Evaluator
 from evaluation.formats import Blob, parse_qrels, parse_run
-from evaluation.measures.base import MeasureError
 from evaluation.measures.registry import parse_measure
 from evaluation.model import Qrels, Run
 from evaluation.preference import (
@@ -22,6 +21,7 @@ from evaluation.preference import (
     prf,
     rank_utilities,
 )
+from evaluation.problems import MeasureError
 from evaluation.side_inputs import SideInputs
 
 STOPS = ["rbp", "dcg", "rr", "uniform", "none"]

@@ -12,9 +12,9 @@ from evaluation.formats import Blob
 from evaluation.model import Run
 from evaluation.pipeline import file_label, file_label_of
 from service.collection_files import CollectionFiles
+from service.jobrun.context import WorkerContext
 from service.models import RunRecord
 from service.streamed_runs import STREAM_FROM_BYTES, parse_streamed
-from workers.context import WorkerContext
 
 
 class StoredRuns(Sequence[Blob | Run]):

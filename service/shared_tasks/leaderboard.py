@@ -15,9 +15,20 @@ from sqlalchemy.orm import Session
 
 from evaluation.leaderboard import Entry, Leaderboard, SignificanceSettings, rank_entries
 from service.blobs import BlobStore
-from service.models import Job, Participant, Phase, RunRecord, Submission, SubmissionEvaluation, Task, as_utc, utcnow
-from service.problems import ApiProblem
-from service.tasks import current_phase, task_phases
+from service.errors import ServiceError
+from service.models import (
+    Job,
+    JobState,
+    Participant,
+    Phase,
+    RunRecord,
+    Submission,
+    SubmissionEvaluation,
+    Task,
+    as_utc,
+    utcnow,
+)
+from service.shared_tasks.phases import current_phase, task_phases
 
 #: which submissions a leaderboard shows: each participant's chosen or latest one, or every evaluated one
 SELECTIONS = ("latest", "all")
@@ -39,7 +50,7 @@ def phase_named(s: Session, task: Task, name: str | None, at: datetime) -> Phase
         return current_phase(phases, at)
     found = next((p for p in phases if p.name == name), None)
     if found is None:
-        raise ApiProblem(404, "not-found", f"task {task.id} has no phase {name!r}")
+        raise ServiceError(404, "not-found", f"task {task.id} has no phase {name!r}")
     return found
 
 
@@ -60,7 +71,7 @@ def candidates(s: Session, task: Task, phase: Phase, version: int) -> list[Candi
 def shown(cands: list[Candidate], selection: str) -> list[Candidate]:
     """The evaluated submissions a leaderboard ranks: per participant the chosen one (if evaluated) or else the
     latest, or all of them; the latest baseline is always shown and is the reference for differences."""
-    done = [c for c in cands if c.job.state == "succeeded" and c.job.result_sha256]
+    done = [c for c in cands if c.job.state == JobState.SUCCEEDED and c.job.result_sha256]
     baselines = [c for c in done if c.submission.baseline]
     others = [c for c in done if not c.submission.baseline]
     if selection == "all":
@@ -99,7 +110,7 @@ def task_leaderboard(s: Session, blobs: BlobStore, task: Task, *, phase_name: st
     at = at or utcnow()
     version = task.version if version is None else version
     if not 1 <= version <= task.version:
-        raise ApiProblem(404, "not-found", f"task {task.id} has judgments versions 1 to {task.version}")
+        raise ServiceError(404, "not-found", f"task {task.id} has judgments versions 1 to {task.version}")
     phase = phase_named(s, task, phase_name, at)
     cands = candidates(s, task, phase, version) if phase is not None else []
     picked = shown(cands, selection)
@@ -110,7 +121,7 @@ def task_leaderboard(s: Session, blobs: BlobStore, task: Task, *, phase_name: st
         entries.append(_entry(c, document, selection, c.submission.baseline))
     board = rank_entries(entries, list(task.measures), task.primary_measure, order=task.sort_order,
                          significance=SignificanceSettings(**{k: v for k, v in task.significance.items()}))
-    pending = sum(c.job.state in ("queued", "running") for c in cands)
+    pending = sum(c.job.state in (JobState.QUEUED, JobState.RUNNING) for c in cands)
     return TaskLeaderboard(board, {
         "task": {"id": task.id, "name": task.name, "description": task.description},
         "phase": None if phase is None else {"name": phase.name, "opens_at": as_utc(phase.opens_at).isoformat(),

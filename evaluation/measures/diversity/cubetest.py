@@ -18,10 +18,11 @@ import numpy as np
 from evaluation.intent_ranking import IntentInputs
 from evaluation.judged_ranking import JudgedRanking
 from evaluation.measures.adhoc._shared import ratio
-from evaluation.measures.base import MeasureDef, Param
+from evaluation.measures.base import MeasureDef, required_cutoff
 from evaluation.measures.diversity._intents import PAPERS, by_slot, hit_weight, per_doc
 from evaluation.measures.diversity._shared import FAMILY, REL, powers
 from evaluation.model import FloatArray
+from evaluation.params import Param
 
 GAMMA = Param("gamma", "float", 0.5, "novelty discount: the n-th relevant document of an intent fills gamma^(n-1)"
               " of its relevance", minimum=0.0, maximum=1.0)
@@ -42,7 +43,7 @@ def _poured(inputs: IntentInputs, params: Mapping[str, Any]) -> tuple[JudgedRank
 
 
 def cube_test(inputs: IntentInputs, params: Mapping[str, Any], cutoff: int | None) -> FloatArray:
-    assert cutoff is not None
+    cutoff = required_cutoff(cutoff)
     docs, poured = _poured(inputs, params)
     within = docs.within(cutoff)
     time = docs.segment_sum(within.astype(np.float64))
@@ -50,7 +51,7 @@ def cube_test(inputs: IntentInputs, params: Mapping[str, Any], cutoff: int | Non
 
 
 def average_cube_test(inputs: IntentInputs, params: Mapping[str, Any], cutoff: int | None) -> FloatArray:
-    assert cutoff is not None
+    cutoff = required_cutoff(cutoff)
     docs, poured = _poured(inputs, params)
     gain = docs.segment_cumsum(poured)  # Gain@j
     within = docs.within(cutoff)

@@ -32,12 +32,14 @@ from evaluation.pipeline import Inputs, NothingScored, check_run_names, load_inp
 from evaluation.problems import InputError, Problem
 from evaluation.report import Report
 from service import callbacks, job_parts, jobs
+from service.broker.messages import EVALUATE_PART_TASK
+from service.broker.messages import publish as publish_message
 from service.collection_files import collection_files
-from service.models import Collection
-from workers.celery_app import EVALUATE_PART_TASK
-from workers.context import WorkerContext
-from workers.runner import Lease, Stop, announce, failure, split_into, time_limit_error, worker_name
-from workers.stored_runs import StoredRuns
+from service.job_kinds import EvaluationRequest
+from service.jobrun.context import WorkerContext
+from service.jobrun.runner import Lease, Stop, announce, failure, split_into, time_limit_error, worker_name
+from service.jobrun.stored_runs import StoredRuns
+from service.models import Collection, JobState
 
 log = logging.getLogger(__name__)
 
@@ -55,7 +57,7 @@ def slices(runs: Sequence[str], n_parts: int) -> list[list[str]]:
 def coordinate(ctx: WorkerContext, claim: jobs.Claim) -> str:
     """Split a claimed job into parts and publish them (an earlier attempt's parts are reused, and merged at
     once if they are all final); returns what happened."""
-    runs = list(claim.request["runs"])
+    runs = list(EvaluationRequest.from_json(claim.request).runs)
     job_parts.create(ctx.db, claim.job_id, slices(runs, split_into(ctx.settings, len(runs))))
     pending = job_parts.unfinished(ctx.db, claim.job_id)
     if not pending:
@@ -73,7 +75,7 @@ def publish(ctx: WorkerContext, job_id: str, indexes: list[int]) -> None:
         return
     try:
         for index in indexes:
-            ctx.celery.send_task(EVALUATE_PART_TASK, args=[job_id, index], queue=ctx.settings.queue)
+            publish_message(ctx.celery, EVALUATE_PART_TASK, [job_id, index], queue=ctx.settings.queue, retry=False)
     except Exception as exc:
         log.warning("could not publish the parts of job %s (%s); the sweeper will", job_id, exc)
         return
@@ -84,7 +86,7 @@ def run_part(ctx: WorkerContext, job_id: str, index: int, time_limit_errors: tup
              limit: Callable[[float], AbstractContextManager[None]] | None = None) -> str:
     """Run part ``index`` of ``job_id`` if this worker can claim it, then merge the job if it was the last;
     returns what happened to the part. ``limit(seconds)``: the time limit to run the part under (the task's:
-    ``workers.time_limit``), given what is left of the job's (``EVALSERVE_JOB_TIME_LIMIT_SECONDS`` covers every
+    ``service.jobrun.time_limit``), given what is left of the job's (``EVALSERVE_JOB_TIME_LIMIT_SECONDS`` covers every
     part: a part that starts after it has passed fails at once)."""
     settings = ctx.settings
     claim = job_parts.claim(ctx.db, job_id, index, worker_name(), settings.lease_seconds, settings.max_attempts)
@@ -94,13 +96,13 @@ def run_part(ctx: WorkerContext, job_id: str, index: int, time_limit_errors: tup
         return claim
     left = settings.job_time_limit_seconds - claim.job_seconds()
     if left <= 0:
-        state = "failed"
+        state: str = JobState.FAILED
         if not job_parts.finish(ctx.db, claim, state, error={"phase": "other", "detail": time_limit_error(settings)}):
             return "lost"
     else:
         with limit(left) if limit is not None else contextlib.nullcontext():
             state = _run_claimed_part(ctx, claim, time_limit_errors)
-        if state not in ("succeeded", "failed"):
+        if state not in (JobState.SUCCEEDED, JobState.FAILED):
             return state
     merge_if_last(ctx, job_id)
     return state
@@ -115,7 +117,7 @@ def _run_claimed_part(ctx: WorkerContext, claim: job_parts.PartClaim,
             outcome = _evaluate_part(ctx, claim, lease, time_limit_errors)
             with ctx.db.session() as s:
                 sha = ctx.blobs.put(s, json.dumps(outcome, separators=(",", ":")).encode())
-            state = "failed" if outcome.get("error") else "succeeded"
+            state = JobState.FAILED if outcome.get("error") else JobState.SUCCEEDED
             if not job_parts.finish(ctx.db, claim, state, result_sha256=sha, error=outcome["error"]):
                 return "lost"
             return state
@@ -130,7 +132,7 @@ def _run_claimed_part(ctx: WorkerContext, claim: job_parts.PartClaim,
             raise  # the task retries with backoff
         except Exception as exc:  # over the time limit, or a bug: the part fails and the job with it
             error = {"phase": "other", "detail": failure(exc, settings, time_limit_errors, job_id)}
-            return "failed" if job_parts.finish(ctx.db, claim, "failed", error=error) else "lost"
+            return "failed" if job_parts.finish(ctx.db, claim, JobState.FAILED, error=error) else "lost"
 
 
 def merge_if_last(ctx: WorkerContext, job_id: str) -> str | None:
@@ -150,16 +152,16 @@ def merge_and_finish(ctx: WorkerContext, claim: jobs.Claim) -> str:
                             for part in job_parts.parts(ctx.db, claim.job_id)]
             merged = merge(outcomes)
             if "error" in merged:
-                state, done = "failed", jobs.finish(ctx.db, claim, "failed", error=merged["error"])
+                state, done = JobState.FAILED, jobs.finish(ctx.db, claim, JobState.FAILED, error=merged["error"])
             else:
                 with ctx.db.session() as s:
                     sha = ctx.blobs.put(s, json.dumps(merged["document"], separators=(",", ":")).encode())
-                state, done = "succeeded", jobs.finish(ctx.db, claim, "succeeded", result_sha256=sha)
+                state, done = JobState.SUCCEEDED, jobs.finish(ctx.db, claim, JobState.SUCCEEDED, result_sha256=sha)
         except OperationalError:
             jobs.release(ctx.db, claim, "database unavailable")
             raise
         except Exception as exc:  # a bug: fail the job rather than merge it again and again
-            state, done = "failed", jobs.finish(ctx.db, claim, "failed", error=failure(exc, ctx.settings))
+            state, done = JobState.FAILED, jobs.finish(ctx.db, claim, JobState.FAILED, error=failure(exc, ctx.settings))
     if not done:
         return "lost"
     announce(ctx, claim.job_id)
@@ -179,7 +181,7 @@ def _failed(error: dict[str, Any] | None) -> dict[str, Any]:
 def _evaluate_part(ctx: WorkerContext, claim: job_parts.PartClaim, lease: Lease,
                    time_limit_errors: tuple[type[BaseException], ...]) -> dict[str, Any]:
     """A part's outcome: what it read (files and problems) and either its partial report or its error."""
-    request = claim.request
+    request = EvaluationRequest.from_json(claim.request)
     outcome = _failed(None)
     lease.progress("reading judgments", 0.0)
     with ctx.db.session() as s:
@@ -217,7 +219,7 @@ def _evaluate_part(ctx: WorkerContext, claim: job_parts.PartClaim, lease: Lease,
         return outcome
     inputs = Inputs(judged.qrels, runs, judged.intent_weights, judged.side)
     try:
-        report = run_evaluation(inputs, request["measures"], ties=request["ties"], topics=request["topics"],
+        report = run_evaluation(inputs, list(request.measures), ties=request.ties, topics=request.topics,
                                 progress=lambda stage, f: lease.progress(stage, 0.5 + 0.5 * f))
     except Stop:
         raise

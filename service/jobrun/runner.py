@@ -14,20 +14,20 @@ from typing import Any
 
 from sqlalchemy.exc import OperationalError
 
-from evaluation.measures.base import MeasureError
 from evaluation.meta.methods import run_method
 from evaluation.meta.table import ScoreTable
 from evaluation.pipeline import NothingScored, load_inputs, run_evaluation
-from evaluation.problems import InputError
+from evaluation.problems import EvaluationError, InputError
 from evaluation.report import Report
 from service import callbacks, jobs
 from service.collection_files import collection_files
 from service.config import Settings
-from service.models import Collection, Job
-from service.task_events import announce_job
+from service.job_kinds import KINDS, EvaluationRequest, MetaRequest
+from service.jobrun.context import WorkerContext
+from service.jobrun.stored_runs import StoredRuns, input_files
+from service.models import Collection, Job, JobState
+from service.shared_tasks.events import announce_job
 from service.webhooks import publish_deliveries
-from workers.context import WorkerContext
-from workers.stored_runs import StoredRuns, input_files
 
 log = logging.getLogger(__name__)
 
@@ -133,28 +133,29 @@ def _run_claimed(ctx: WorkerContext, job_id: str, time_limit_errors: tuple[type[
     claim = jobs.claim(ctx.db, job_id, worker_name(), settings.lease_seconds, settings.max_attempts)
     if claim is None:
         return "skipped"
-    if claim.kind == "evaluation" and split_into(settings, len(claim.request["runs"])) > 1:
-        from workers.split import coordinate  # the split path imports this module
+    kind = KINDS[claim.kind]
+    if kind.splits and split_into(settings, len(kind.parse(claim.request).fields()["runs"])) > 1:
+        from service.jobrun.split import coordinate  # the split path imports this module
 
         return coordinate(ctx, claim)
     with Lease(ctx, claim) as lease:
         try:
             lease.progress("reading inputs", 0.0)
-            document = _evaluate(ctx, claim, lease)
+            document = kind.run(ctx, claim, lease)
             with ctx.db.session() as s:
                 sha = ctx.blobs.put(s, json.dumps(document, separators=(",", ":")).encode())
             lease.progress("storing results", 1.0)
-            return "succeeded" if jobs.finish(ctx.db, claim, "succeeded", result_sha256=sha) else "lost"
+            return "succeeded" if jobs.finish(ctx.db, claim, JobState.SUCCEEDED, result_sha256=sha) else "lost"
         except Stop as stop:
             if stop.reason == "cancelled":
-                jobs.finish(ctx.db, claim, "cancelled")
+                jobs.finish(ctx.db, claim, JobState.CANCELLED)
                 return "cancelled"
             return "lost"
         except OperationalError:
             jobs.release(ctx.db, claim, "database unavailable")
             raise  # the task retries with backoff
         except Exception as exc:
-            jobs.finish(ctx.db, claim, "failed", error=failure(exc, settings, time_limit_errors, job_id))
+            jobs.finish(ctx.db, claim, JobState.FAILED, error=failure(exc, settings, time_limit_errors, job_id))
             return "failed"
 
 
@@ -181,7 +182,7 @@ def failure(exc: BaseException, settings: Settings, time_limit_errors: tuple[typ
         return jobs.error_detail("no-topics-scored", str(exc), [p.as_dict() for p in exc.problems])
     if isinstance(exc, InputError):
         return jobs.error_detail("invalid-input", str(exc), [p.as_dict() for p in exc.problems])
-    if isinstance(exc, MeasureError):
+    if isinstance(exc, EvaluationError):  # a bad measure, or another request the engine cannot carry out
         return jobs.error_detail("invalid-measure", str(exc))
     if isinstance(exc, (KeyError, ValueError)):  # a measure or option of a meta-evaluation the results lack
         return jobs.error_detail("invalid-request", str(exc).strip("'\""))
@@ -191,41 +192,44 @@ def failure(exc: BaseException, settings: Settings, time_limit_errors: tuple[typ
     return jobs.error_detail("internal-error", f"{type(exc).__name__}: {exc}")
 
 
-def _evaluate(ctx: WorkerContext, claim: jobs.Claim, lease: Lease) -> dict[str, Any]:
-    """The job's result document: an evaluation report, or a meta-evaluation document."""
-    if claim.kind == "meta":
-        request = claim.request
-        table = _score_table(ctx, claim, lease)
-        lease.progress(f"meta-evaluating: {request['method']}", 0.0)
-        return run_method(request["method"], table, request["options"], progress=lease.progress)
-    return _run_evaluation(ctx, claim, lease).as_json(per_topic=True)
+def evaluation_document(ctx: WorkerContext, claim: jobs.Claim, lease: Lease) -> dict[str, Any]:
+    """An evaluation job's result document: the report of its runs, per topic (``job_kinds``)."""
+    request = EvaluationRequest.from_json(claim.request)
+    return _run_evaluation(ctx, claim, lease, request).as_json(per_topic=True)
 
 
-def _score_table(ctx: WorkerContext, claim: jobs.Claim, lease: Lease) -> ScoreTable:
+def meta_document(ctx: WorkerContext, claim: jobs.Claim, lease: Lease) -> dict[str, Any]:
+    """A meta-evaluation job's result document: its method's output on the scores (``job_kinds``)."""
+    request = MetaRequest.from_json(claim.request)
+    table = _score_table(ctx, claim, lease, request)
+    lease.progress(f"meta-evaluating: {request.method}", 0.0)
+    return run_method(request.method, table, dict(request.options), progress=lease.progress)
+
+
+def _score_table(ctx: WorkerContext, claim: jobs.Claim, lease: Lease, request: MetaRequest) -> ScoreTable:
     """Per-topic scores to meta-evaluate: an evaluation job's stored results, or the runs evaluated now."""
-    request = claim.request
-    if request.get("evaluation"):
+    if request.evaluation:
         with ctx.db.session() as s:
-            source = s.get(Job, request["evaluation"])
+            source = s.get(Job, request.evaluation)
             assert source is not None and source.result_sha256 is not None
             document = json.loads(ctx.blobs.get(s, source.result_sha256))
-        return ScoreTable.from_document(document, request.get("measures") or None)
-    return ScoreTable.from_run_scores(_run_evaluation(ctx, claim, lease).scores)
+        return ScoreTable.from_document(document, list(request.measures) or None)
+    return ScoreTable.from_run_scores(_run_evaluation(ctx, claim, lease, request).scores)
 
 
-def _run_evaluation(ctx: WorkerContext, claim: jobs.Claim, lease: Lease) -> Report:
-    request = claim.request
+def _run_evaluation(ctx: WorkerContext, claim: jobs.Claim, lease: Lease,
+                    request: EvaluationRequest | MetaRequest) -> Report:
     with ctx.db.session() as s:
         collection = s.get(Collection, claim.collection_id)
         assert collection is not None
         files = collection_files(s, ctx.blobs, collection, ctx.settings.decode_limits)
-    runs = StoredRuns(ctx, request["runs"])  # read one at a time, as load_inputs reaches each
+    runs = StoredRuns(ctx, list(request.runs))  # read one at a time, as load_inputs reaches each
     started = time.monotonic()
     # reading the runs is the first half of the work, evaluating them the second
     inputs = load_inputs(files.qrels, runs, qrels_format=files.qrels_format, intent_weights=files.intent_weights,
                          side=files.side, progress=lambda stage, f: lease.progress(stage, 0.5 * f))
     inputs.files = input_files(files, runs)  # runs parsed from a file are not hashed by load_inputs
-    report = run_evaluation(inputs, request["measures"], ties=request["ties"], topics=request["topics"],
+    report = run_evaluation(inputs, list(request.measures), ties=request.ties, topics=request.topics,
                             progress=lambda stage, f: lease.progress(stage, 0.5 + 0.5 * f))
     log.info("job %s: %d runs in %.2fs", claim.job_id, len(runs), time.monotonic() - started)
     return report

@@ -13,9 +13,9 @@ from celery import Celery
 from celery.signals import worker_ready, worker_shutdown
 
 from service import job_parts, jobs, webhooks
+from service.broker.messages import EVALUATE_PART_TASK, publish
 from service.db import Database
 from service.queue import JobQueue
-from workers.celery_app import EVALUATE_PART_TASK
 
 log = logging.getLogger(__name__)
 
@@ -36,7 +36,7 @@ def sweep_parts(db: Database, app: Celery) -> list[tuple[str, int]]:
     settings = app.conf.evalserve_settings
     found = job_parts.sweep(db, settings.lease_seconds, settings.requeue_after_seconds)
     for job_id, index in found:
-        app.send_task(EVALUATE_PART_TASK, args=[job_id, index], queue=settings.queue)
+        publish(app, EVALUATE_PART_TASK, [job_id, index], queue=settings.queue, retry=False)
     if found:
         log.info("sweeper republished %d job part(s): %s", len(found), ", ".join(f"{j}.{i}" for j, i in found[:5]))
     return found

@@ -9,8 +9,9 @@ from typing import Any
 
 from service.blobs import BlobStore
 from service.db import Database
-from service.leaderboards import task_leaderboard
-from service.models import Job, Participant, Phase, Submission, Task, as_utc
+from service.job_kinds import KINDS, EvaluationRequest
+from service.models import Job, JobState, Participant, Phase, Submission, Task, as_utc
+from service.shared_tasks.leaderboard import task_leaderboard
 from service.webhooks import record_event
 
 #: rows of the leaderboard carried by a ``leaderboard.changed`` event (the whole board is one GET away)
@@ -21,20 +22,22 @@ def announce_job(db: Database, blobs: BlobStore, job_id: str) -> list[str]:
     """Record the events of a finished job that evaluated a task submission; returns the deliveries to send."""
     with db.session() as s:
         job = s.get(Job, job_id)
-        if job is None or "submission" not in job.request or job.state not in ("succeeded", "failed"):
+        request = None if job is None else KINDS[job.kind].parse(job.request)
+        if job is None or not isinstance(request, EvaluationRequest) or request.submission is None \
+                or job.state not in (JobState.SUCCEEDED, JobState.FAILED):
             return []
-        task = s.get(Task, job.request["task"])
-        sub = s.get(Submission, job.request["submission"])
+        task = s.get(Task, request.task)
+        sub = s.get(Submission, request.submission)
         if task is None or sub is None:
             return []
         participant = s.get(Participant, sub.participant_id)
         phase = s.get(Phase, sub.phase_id)
         assert participant is not None and phase is not None
         scores = None
-        if job.state == "succeeded" and job.result_sha256:
+        if job.state == JobState.SUCCEEDED and job.result_sha256:
             document = json.loads(blobs.get(s, job.result_sha256))
             scores = {m: item["mean"] for m, item in next(iter(document["runs"].values())).items()}
-        version = int(job.request.get("version", task.version))
+        version = int(task.version if request.version is None else request.version)
         payload: dict[str, Any] = {
             "submission": sub.id, "team": participant.team, "phase": phase.name, "version": version,
             "state": job.state, "scores": scores, "error": job.error,
@@ -42,7 +45,7 @@ def announce_job(db: Database, blobs: BlobStore, job_id: str) -> list[str]:
                       "leaderboard": f"/v1/tasks/{task.id}/leaderboard"},
         }
         ids = record_event(s, task.id, "submission.evaluated", payload)
-        if job.state == "succeeded" and version == task.version:
+        if job.state == JobState.SUCCEEDED and version == task.version:
             board = task_leaderboard(s, blobs, task, phase_name=phase.name).document
             if any(row["key"] == sub.id for row in board["rows"]):
                 top = [{"rank": r["rank"], "team": r["extra"]["team"], "submission": r["key"],

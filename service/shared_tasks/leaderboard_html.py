@@ -13,15 +13,19 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
+from pathlib import Path
 from typing import Any
 
-from jinja2 import Environment, PackageLoader, StrictUndefined
+from jinja2 import Environment, FileSystemLoader, StrictUndefined
 
 from evaluation.leaderboard.render import CORRECTION_NAMES, TEST_NAMES, row_letter
 
 #: how a missing (null / NaN) number is shown
 MISSING = "–"
 MINUS = "−"
+
+#: the ``service`` package's templates directory (its package data)
+TEMPLATES = Path(__file__).resolve().parent.parent / "templates"
 
 STOCHASTIC_TESTS = frozenset({"randomisation", "bootstrap", "tukey"})
 
@@ -78,11 +82,12 @@ def render_leaderboard_html(document: Mapping[str, Any]) -> str:
 def _environment() -> Environment:
     """One Jinja2 environment for the package's templates, built on first use (autoescaping every value).
 
-    The loader is anchored on this module, not on the ``service`` package: under pytest ``tests/service`` (a
-    package whose parent is not) is imported as ``service`` too, and ``PackageLoader("service")`` would look there.
+    The templates are the ``service`` package's (``service/templates``, shipped as its package data), found from
+    this file, not with ``PackageLoader("service")``: under pytest ``tests/service`` (a package whose parent is
+    not) is imported as ``service`` too, and that loader would look there.
     """
     return Environment(
-        loader=PackageLoader(__name__, "templates"),
+        loader=FileSystemLoader(TEMPLATES),
         autoescape=True,
         undefined=StrictUndefined,
         trim_blocks=True,

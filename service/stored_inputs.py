@@ -1,0 +1,66 @@
+"""A caller's stored collections and runs as the ``/v1/collections`` and ``/v1/runs`` routes read them: a page,
+one of them, and a collection's intent hierarchies built on request (creating them: ``service.uploads``).
+Flask-free: the caller's token is passed in, refusals are :class:`~service.errors.ServiceError`, and each function
+is one request in one database session and returns rows, which the response schemas serialise."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sqlalchemy import select
+
+from evaluation.hierarchy.jsonio import to_json
+from evaluation.hierarchy.model import HierarchySettings
+from evaluation.hierarchy.prepare import HierarchySource
+from evaluation.intent_ranking import intent_slots
+from evaluation.pipeline import load_inputs
+from evaluation.problems import EvaluationError, InputError
+from service.collection_files import collection_files
+from service.errors import ServiceError
+from service.models import Collection, RunRecord, Token
+from service.owners import readable_collections, visible, visible_row
+from service.paging import page_of
+from service.state import ServiceState
+
+
+def list_collections(st: ServiceState, token: Token, pagination: Any) -> list[Collection]:
+    """A page of the collections the caller may read (every one but others' hidden ones), newest first."""
+    with st.db.session() as s:
+        rows = page_of(s, readable_collections(select(Collection), token), Collection.created_at.desc(), pagination)
+        return rows
+
+
+def one_collection(st: ServiceState, token: Token, collection_id: str) -> Collection:
+    """A collection the caller may read, or a 404."""
+    with st.db.session() as s:
+        return visible_row(s, Collection, collection_id, "collection", token, owned=False)
+
+
+def collection_hierarchies(st: ServiceState, token: Token, collection_id: str, settings: dict[str, Any]) -> str:
+    """The intent hierarchies of every topic of a collection the caller may read, built with ``settings`` (as
+    ``evalserve hierarchy build``), as JSON; a 422 when the collection lacks what they are built from."""
+    with st.db.session() as s:
+        collection = visible_row(s, Collection, collection_id, "collection", token, owned=False)
+        files = collection_files(s, st.blobs, collection, st.settings.decode_limits)
+    try:
+        inputs = load_inputs(files.qrels, [], qrels_format=files.qrels_format,
+                             intent_weights=files.intent_weights, side=files.side)
+        source = HierarchySource(inputs.qrels, intent_slots(inputs.qrels, 1, inputs.intent_weights),
+                                 inputs.side, {})
+        built = source.hierarchies(HierarchySettings(**settings).normalised())
+    except (EvaluationError, InputError) as exc:
+        raise ServiceError(422, "missing-inputs", str(exc)) from None
+    return to_json(built) + "\n"
+
+
+def list_runs(st: ServiceState, token: Token, pagination: Any) -> list[RunRecord]:
+    """A page of the caller's runs (an admin's: every run), newest first."""
+    with st.db.session() as s:
+        rows = page_of(s, visible(select(RunRecord), RunRecord, token), RunRecord.created_at.desc(), pagination)
+        return rows
+
+
+def one_run(st: ServiceState, token: Token, run_id: str) -> RunRecord:
+    """The caller's run, or a 404."""
+    with st.db.session() as s:
+        return visible_row(s, RunRecord, run_id, "run", token)

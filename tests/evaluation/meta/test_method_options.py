@@ -1,0 +1,44 @@
+"""Meta-evaluation options are declared as ``Param``s (evaluation.params), like measure parameters, and checked
+from the declaration alone: types and choices first, then ranges, each refusal naming the method and option."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from evaluation.meta.methods import METHODS, options_for
+from evaluation.params import Param
+
+
+def test_every_option_is_a_param_with_a_usable_default() -> None:
+    for method in METHODS.values():
+        for option in method.options:
+            assert isinstance(option, Param) and not option.required
+            assert option.value_problem(option.default) is None and option.range_problem(option.default) is None
+
+
+@pytest.mark.parametrize(("method", "given", "message"), [
+    ("discriminative-power", {"resamples": 0}, "discriminative-power: resamples must be between 1 and 100000"),
+    ("discriminative-power", {"resamples": 100_001}, "discriminative-power: resamples must be between 1 and 100000"),
+    ("discriminative-power", {"resamples": 2.5}, "discriminative-power: resamples must be an integer, not 2.5"),
+    ("significance", {"alpha": 1}, "significance: alpha must be between 0 and 1"),
+    ("significance", {"alpha": 0}, "significance: alpha must be between 0 and 1"),
+    ("significance", {"alpha": "x"}, "significance: alpha must be a number, not 'x'"),
+    ("significance", {"seed": True}, "significance: seed must be a number, not True"),
+    ("significance", {"test": "z"}, "significance: test must be one of t, randomisation, bootstrap, tukey, not 'z'"),
+    ("correlation", {"method": "tau_c"}, "correlation: method must be one of tau_a, tau_b, tau_ap, tau_ap_sym,"
+                                         " not 'tau_c'"),
+    ("unanimity", {"nope": 1}, "unanimity has no option nope; it takes against, strict"),
+    # the type of every option is checked before any range
+    ("discriminative-power", {"resamples": 0, "alpha": "x"}, "discriminative-power: alpha must be a number, not 'x'"),
+])
+def test_a_bad_option_is_refused_with_its_method_and_name(method: str, given: dict[str, Any], message: str) -> None:
+    with pytest.raises(ValueError) as refused:
+        options_for(method, given)
+    assert str(refused.value) == message
+
+
+def test_defaults_fill_what_is_not_given() -> None:
+    assert options_for("discriminative-power", {"alpha": 0.01}) == {"resamples": 1000, "alpha": 0.01, "seed": 0}
+    assert options_for("unanimity", {"against": ["AP"]}) == {"against": ("AP",), "strict": False}
