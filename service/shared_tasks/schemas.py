@@ -69,6 +69,9 @@ class _TaskSettings(ma.Schema):
                                     metadata={"description": "open, or code (participants give registration_code)"})
     registration_code = ma.fields.String(allow_none=True, validate=V.Length(min=4, max=200))
     significance = ma.fields.Nested(SignificanceSchema)
+    per_topic_feedback = ma.fields.Boolean(metadata={
+        "description": "participants read their own submissions' per-topic scores (default true); organisers"
+                       " always read everyone's"})
 
 
 class TaskInSchema(_TaskSettings):
@@ -106,6 +109,7 @@ class TaskSchema(ma.Schema):
     registration = ma.fields.String()
     registration_code = ma.fields.String(allow_none=True, metadata={"description": "shown to organisers only"})
     significance = ma.fields.Dict()
+    per_topic_feedback = ma.fields.Boolean(metadata={"description": "participants read their own per-topic scores"})
     version = ma.fields.Integer(metadata={"description": "the current judgments version"})
     collection = ma.fields.String(allow_none=True, metadata={"description": "organisers only"})
     phases = ma.fields.List(ma.fields.Nested(PhaseSchema))
@@ -171,6 +175,21 @@ class SubmissionSchema(ma.Schema):
                                                        " evaluated, or while a blinded task's scores are hidden"})
     scores_hidden_until = ma.fields.DateTime(allow_none=True)
     evaluations = ma.fields.List(ma.fields.Nested(EvaluationStateSchema))
+    links = ma.fields.Dict()
+
+
+class PerTopicSchema(ma.Schema):
+    submission = ma.fields.String()
+    task = ma.fields.String()
+    team = ma.fields.String()
+    version = ma.fields.Integer(allow_none=True, metadata={"description": "the judgments version evaluated"})
+    state = ma.fields.String(allow_none=True, validate=V.OneOf(JOB_STATES))
+    measures = ma.fields.List(ma.fields.String(), metadata={"description": "the task's official measures"})
+    topics = ma.fields.List(ma.fields.String(), metadata={"description": "the topics evaluated, in order"})
+    scores = ma.fields.Dict(allow_none=True, metadata={"description": "mean of every official measure"})
+    per_topic = ma.fields.Dict(allow_none=True, metadata={
+        "description": "{measure: {topic: score}}; null until evaluated",
+        "example": {"nDCG@10": {"151": 0.41, "152": 0.0}}})
     links = ma.fields.Dict()
 
 

@@ -28,6 +28,7 @@ from service.shared_tasks.schemas import (
     JudgmentsVersionSchema,
     LeaderboardQuerySchema,
     ParticipantSchema,
+    PerTopicSchema,
     PhaseInSchema,
     PhasePatchSchema,
     PhaseSchema,
@@ -96,7 +97,8 @@ class OneTask(MethodView):
     @blp.alt_response(403, **FORBIDDEN)
     @blp.alt_response(404, **NOT_FOUND)
     def patch(self, body: dict[str, Any], task_id: str) -> Any:
-        """Change the task's name, description, visibility, registration or significance settings (organisers)."""
+        """Change the task's name, description, visibility, registration, significance or per-topic feedback
+        settings (organisers)."""
         return services.update_task(state(), current_token(), task_id, body)
 
 
@@ -219,6 +221,22 @@ class OneSubmission(MethodView):
     def patch(self, body: dict[str, Any], task_id: str, submission_id: str) -> Any:
         """Choose this submission for the leaderboard (``{"selected": true}``) instead of your latest."""
         return services.select_submission(state(), current_token(), task_id, submission_id, body["selected"])
+
+
+@blp.route("/<string:task_id>/submissions/<string:submission_id>/per-topic")
+class SubmissionPerTopic(MethodView):
+    @require("read")
+    @blp.response(200, PerTopicSchema)
+    @blp.alt_response(403, schema=ProblemSchema, content_type=PROBLEM_JSON,
+                      description="the task gives participants no per-topic feedback (per-topic-feedback-off), or a"
+                                  " blinded task hides scores until its date (scores-hidden)")
+    @blp.alt_response(404, **NOT_FOUND)
+    def get(self, task_id: str, submission_id: str) -> Any:
+        """Your submission's score on every topic under each official measure (organisers: any submission), as
+        TREC gives each team its per-topic evaluation; never the judgments, never another team's scores."""
+        out = services.submission_per_topic(state(), caller_or_none(), task_id, submission_id)
+        headers = {} if out.state in (JobState.SUCCEEDED, JobState.FAILED, JobState.CANCELLED) else {"Retry-After": "1"}
+        return out, 200, headers
 
 
 @blp.route("/<string:task_id>/judgments")
