@@ -104,7 +104,8 @@ def _task_out(access: TaskAccess, phases: list[PhaseOut]) -> TaskOut:
         collection=t.collection_id if access.organiser else None, phases=phases,
         current_phase=next((p.name for p in phases if p.open), None), created_at=as_utc(t.created_at),
         links={"self": f"/v1/tasks/{t.id}", "leaderboard": f"/v1/tasks/{t.id}/leaderboard",
-               "html": f"/v1/tasks/{t.id}/leaderboard?format=html", "submissions": f"/v1/tasks/{t.id}/submissions"},
+               "html": f"/v1/tasks/{t.id}/leaderboard?format=html", "submissions": f"/v1/tasks/{t.id}/submissions",
+               **({"meta": f"/v1/tasks/{t.id}/meta"} if access.organiser else {})},
     )
 
 

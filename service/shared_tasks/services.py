@@ -39,6 +39,7 @@ from service.models import (
 from service.paging import page_of
 from service.shared_tasks.access import TaskAccess, organised_task, participating, task_access, task_accesses
 from service.shared_tasks.leaderboard import TaskLeaderboard, task_leaderboard
+from service.shared_tasks.meta import task_meta
 from service.shared_tasks.outputs import (
     JudgmentsVersionOut,
     ParticipantOut,
@@ -531,3 +532,12 @@ def leaderboard(st: ServiceState, token: Token | None, task_id: str, *, phase_na
         board = task_leaderboard(s, st.blobs, access.task, phase_name=phase_name, version=version,
                                  selection=selection)
         return access.task, board
+
+
+def meta_evaluation(st: ServiceState, token: Token | None, task_id: str, *, phase_name: str | None,
+                    version: int | None, options: dict[str, Any]) -> dict[str, Any]:
+    """Measure advice (organisers): MU, discriminative power and rank correlations of the official measures over
+    the submissions the leaderboard shows (``service.shared_tasks.meta``)."""
+    with st.db.session() as s:
+        task = organised_task(s, task_id, token)
+        return task_meta(s, st.blobs, task, phase_name=phase_name, version=version, options=options)

@@ -22,6 +22,7 @@ from service.models import JobState, utcnow
 from service.problems import PROBLEM_JSON, ProblemSchema
 from service.schemas import CollectionFilesSchema
 from service.shared_tasks import services
+from service.shared_tasks.access import is_organiser
 from service.shared_tasks.leaderboard_html import render_leaderboard_html
 from service.shared_tasks.schemas import (
     JudgmentsFormSchema,
@@ -38,6 +39,8 @@ from service.shared_tasks.schemas import (
     SubmissionPatchSchema,
     SubmissionSchema,
     TaskInSchema,
+    TaskMetaQuerySchema,
+    TaskMetaSchema,
     TaskPatchSchema,
     TaskSchema,
     TaskSubmissionFilesSchema,
@@ -301,10 +304,29 @@ class LeaderboardView(MethodView):
                                            version=query.get("version"), selection=query["selection"])
         fmt, document = query["format"], board.document
         if fmt == "html":
-            return Response(render_leaderboard_html(document), mimetype="text/html")
+            meta = f"/v1/tasks/{task.id}/meta" if is_organiser(task, caller_or_none()) else None
+            return Response(render_leaderboard_html(document, meta_link=meta), mimetype="text/html")
         if fmt == "json":
             return Response(json.dumps(document, indent=2) + "\n", mimetype="application/json")
         caption = f"{task.name}: leaderboard"
         text = to_csv(board.ranked) if fmt == "csv" else to_latex(board.ranked, caption=caption)
         return Response(text, mimetype=LEADERBOARD_MEDIA[fmt])
 
+
+
+@blp.route("/<string:task_id>/meta")
+class TaskMeta(MethodView):
+    @require("read")
+    @blp.arguments(TaskMetaQuerySchema, location="query")
+    @blp.response(200, TaskMetaSchema)
+    @blp.alt_response(403, **FORBIDDEN)
+    @blp.alt_response(404, **NOT_FOUND)
+    @blp.alt_response(409, schema=ProblemSchema, content_type=PROBLEM_JSON,
+                      description="fewer than two evaluated submissions to compare (too-few-submissions)")
+    def get(self, query: dict[str, Any], task_id: str) -> Any:
+        """Measure advice (organisers): Metric Unanimity, discriminative power (paired bootstrap) and rank
+        correlations of the official measures over the submissions the leaderboard shows, from their stored
+        per-topic scores -- the numbers ``evalserve meta`` gives offline for the same runs and seed."""
+        options = {k: query[k] for k in ("resamples", "alpha", "seed", "correlation")}
+        return services.meta_evaluation(state(), caller_or_none(), task_id, phase_name=query.get("phase"),
+                                        version=query.get("version"), options=options)
