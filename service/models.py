@@ -24,6 +24,7 @@ from sqlalchemy import (
     String,
     Text,
     false,
+    true,
 )
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
@@ -223,6 +224,8 @@ class Task(Base):
     registration_code: Mapped[str | None] = mapped_column(String(200), nullable=True)
     #: {"test", "correction", "alpha"} for the leaderboard's significance marks
     significance: Mapped[dict[str, Any]] = mapped_column(default=dict)
+    #: participants read their own submissions' per-topic scores (organisers always read everyone's)
+    per_topic_feedback: Mapped[bool] = mapped_column(Boolean, default=True, server_default=true())
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
     updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
 

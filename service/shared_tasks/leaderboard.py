@@ -54,6 +54,14 @@ def phase_named(s: Session, task: Task, name: str | None, at: datetime) -> Phase
     return found
 
 
+def judgments_version(task: Task, version: int | None) -> int:
+    """The judgments version asked for (default: the current one); 404 for one the task never had."""
+    version = task.version if version is None else version
+    if not 1 <= version <= task.version:
+        raise ServiceError(404, "not-found", f"task {task.id} has judgments versions 1 to {task.version}")
+    return version
+
+
 def candidates(s: Session, task: Task, phase: Phase, version: int) -> list[Candidate]:
     """Every submission of the phase evaluated (or being evaluated) at ``version``, oldest first."""
     rows = s.execute(
@@ -108,9 +116,7 @@ def task_leaderboard(s: Session, blobs: BlobStore, task: Task, *, phase_name: st
     """The leaderboard of a task's phase (default: the open or last phase) at a judgments version (default: the
     current one)."""
     at = at or utcnow()
-    version = task.version if version is None else version
-    if not 1 <= version <= task.version:
-        raise ServiceError(404, "not-found", f"task {task.id} has judgments versions 1 to {task.version}")
+    version = judgments_version(task, version)
     phase = phase_named(s, task, phase_name, at)
     cands = candidates(s, task, phase, version) if phase is not None else []
     picked = shown(cands, selection)

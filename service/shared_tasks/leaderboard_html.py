@@ -73,9 +73,10 @@ class RowView:
     submitted: Moment | None
 
 
-def render_leaderboard_html(document: Mapping[str, Any]) -> str:
-    """The leaderboard document as a complete, self-contained HTML page (no request context needed)."""
-    return _environment().get_template("leaderboard.html").render(**_context(document))
+def render_leaderboard_html(document: Mapping[str, Any], *, meta_link: str | None = None) -> str:
+    """The leaderboard document as a complete, self-contained HTML page (no request context needed);
+    ``meta_link``: where the task's measure advice is, shown to its organisers only."""
+    return _environment().get_template("leaderboard.html").render(**_context(document), meta_link=meta_link)
 
 
 @functools.cache

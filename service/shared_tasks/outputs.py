@@ -72,6 +72,7 @@ class TaskOut:
     registration: str
     registration_code: str | None
     significance: dict[str, Any]
+    per_topic_feedback: bool
     version: int
     collection: str | None
     phases: list[PhaseOut]
@@ -99,11 +100,12 @@ def _task_out(access: TaskAccess, phases: list[PhaseOut]) -> TaskOut:
         measures=t.measures, primary_measure=t.primary_measure, order=t.sort_order, ties=t.ties,
         topics=t.topics, visibility=t.visibility, blinded_until=as_utc(t.blinded_until),
         registration=t.registration, registration_code=t.registration_code if access.organiser else None,
-        significance=t.significance, version=t.version,
+        significance=t.significance, per_topic_feedback=t.per_topic_feedback, version=t.version,
         collection=t.collection_id if access.organiser else None, phases=phases,
         current_phase=next((p.name for p in phases if p.open), None), created_at=as_utc(t.created_at),
         links={"self": f"/v1/tasks/{t.id}", "leaderboard": f"/v1/tasks/{t.id}/leaderboard",
-               "html": f"/v1/tasks/{t.id}/leaderboard?format=html", "submissions": f"/v1/tasks/{t.id}/submissions"},
+               "html": f"/v1/tasks/{t.id}/leaderboard?format=html", "submissions": f"/v1/tasks/{t.id}/submissions",
+               **({"meta": f"/v1/tasks/{t.id}/meta"} if access.organiser else {})},
     )
 
 
@@ -239,6 +241,42 @@ def _submission_out(sub: Submission, access: TaskAccess, participant: Participan
         links={"self": f"/v1/tasks/{task.id}/submissions/{sub.id}",
                "leaderboard": f"/v1/tasks/{task.id}/leaderboard"},
     )
+
+
+@dataclass(frozen=True)
+class PerTopicOut:
+    """A submission's per-topic scores under the official measures (``PerTopicSchema``): the values of its
+    evaluation's results document and nothing else of it (no input names or checksums)."""
+
+    submission: str
+    task: str
+    team: str
+    version: int | None
+    state: str | None
+    measures: list[str]
+    topics: list[str]
+    scores: dict[str, Any] | None
+    per_topic: dict[str, dict[str, Any]] | None
+    links: dict[str, str]
+
+
+def per_topic_out(sub: Submission, participant: Participant, measures: Sequence[str],
+                  evaluation: SubmissionEvaluation | None, job: Job | None,
+                  document: dict[str, Any] | None) -> PerTopicOut:
+    """The per-topic view of one evaluation of a submission; ``document`` is its results (None until it is)."""
+    per_topic: dict[str, dict[str, Any]] | None = None
+    scores: dict[str, Any] | None = None
+    topics: list[str] = []
+    if document is not None:
+        by_measure = next(iter(document["runs"].values()))
+        per_topic = {m: dict(by_measure[m]["per_topic"]) for m in measures}
+        scores = {m: by_measure[m]["mean"] for m in measures}
+        topics = list(per_topic[measures[0]]) if measures else []
+    base = f"/v1/tasks/{sub.task_id}/submissions/{sub.id}"
+    return PerTopicOut(submission=sub.id, task=sub.task_id, team=participant.team,
+                       version=evaluation.version if evaluation else None, state=job.state if job else None,
+                       measures=list(measures), topics=topics, scores=scores, per_topic=per_topic,
+                       links={"self": f"{base}/per-topic", "submission": base})
 
 
 @dataclass(frozen=True)

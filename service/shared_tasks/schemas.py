@@ -9,6 +9,7 @@ import marshmallow as ma
 from flask_smorest.fields import Upload
 
 from evaluation.judged_ranking import TOPIC_POLICIES
+from evaluation.meta.methods import CORRELATIONS
 from evaluation.meta.significance import CORRECTIONS, TESTS
 from evaluation.ranking import TIE_POLICIES
 from service.models import JOB_STATES, REGISTRATION_MODES, SORT_ORDERS, TASK_VISIBILITIES
@@ -69,6 +70,9 @@ class _TaskSettings(ma.Schema):
                                     metadata={"description": "open, or code (participants give registration_code)"})
     registration_code = ma.fields.String(allow_none=True, validate=V.Length(min=4, max=200))
     significance = ma.fields.Nested(SignificanceSchema)
+    per_topic_feedback = ma.fields.Boolean(metadata={
+        "description": "participants read their own submissions' per-topic scores (default true); organisers"
+                       " always read everyone's"})
 
 
 class TaskInSchema(_TaskSettings):
@@ -106,6 +110,7 @@ class TaskSchema(ma.Schema):
     registration = ma.fields.String()
     registration_code = ma.fields.String(allow_none=True, metadata={"description": "shown to organisers only"})
     significance = ma.fields.Dict()
+    per_topic_feedback = ma.fields.Boolean(metadata={"description": "participants read their own per-topic scores"})
     version = ma.fields.Integer(metadata={"description": "the current judgments version"})
     collection = ma.fields.String(allow_none=True, metadata={"description": "organisers only"})
     phases = ma.fields.List(ma.fields.Nested(PhaseSchema))
@@ -174,6 +179,21 @@ class SubmissionSchema(ma.Schema):
     links = ma.fields.Dict()
 
 
+class PerTopicSchema(ma.Schema):
+    submission = ma.fields.String()
+    task = ma.fields.String()
+    team = ma.fields.String()
+    version = ma.fields.Integer(allow_none=True, metadata={"description": "the judgments version evaluated"})
+    state = ma.fields.String(allow_none=True, validate=V.OneOf(JOB_STATES))
+    measures = ma.fields.List(ma.fields.String(), metadata={"description": "the task's official measures"})
+    topics = ma.fields.List(ma.fields.String(), metadata={"description": "the topics evaluated, in order"})
+    scores = ma.fields.Dict(allow_none=True, metadata={"description": "mean of every official measure"})
+    per_topic = ma.fields.Dict(allow_none=True, metadata={
+        "description": "{measure: {topic: score}}; null until evaluated",
+        "example": {"nDCG@10": {"151": 0.41, "152": 0.0}}})
+    links = ma.fields.Dict()
+
+
 class SubmissionListQuerySchema(ma.Schema):
     phase = ma.fields.String()
 
@@ -207,3 +227,34 @@ class LeaderboardQuerySchema(ma.Schema):
                                 metadata={"description": "judgments version (default: current)"})
     selection = ma.fields.String(load_default="latest", validate=V.OneOf(("latest", "all")), metadata={
         "description": "latest: each participant's chosen or latest evaluated submission; all: every one"})
+
+
+class TaskMetaQuerySchema(ma.Schema):
+    phase = ma.fields.String(metadata={"description": "default: the phase open now, else the last one"})
+    version = ma.fields.Integer(validate=V.Range(1, 1000000),
+                                metadata={"description": "judgments version (default: current)"})
+    resamples = ma.fields.Integer(load_default=1000, validate=V.Range(100, 100000),
+                                  metadata={"description": "bootstrap samples of discriminative power"})
+    alpha = ma.fields.Float(load_default=0.05, validate=V.Range(0.0, 1.0, min_inclusive=False, max_inclusive=False))
+    seed = ma.fields.Integer(load_default=0, validate=V.Range(0, 2**31 - 1),
+                             metadata={"description": "seed of the resamples (as evalserve meta --seed)"})
+    correlation = ma.fields.String(load_default="tau_b", validate=V.OneOf(CORRELATIONS),
+                                   metadata={"description": "rank correlation of the measures' system rankings"})
+
+
+class TaskMetaSchema(ma.Schema):
+    task = ma.fields.Dict(metadata={"description": "{id, name}"})
+    phase = ma.fields.Dict(allow_none=True)
+    version = ma.fields.Integer()
+    selection = ma.fields.String(metadata={"description": "latest: the submissions the leaderboard shows"})
+    measures = ma.fields.List(ma.fields.String(), metadata={"description": "the task's official measures"})
+    runs = ma.fields.List(ma.fields.Dict(), metadata={
+        "description": "the systems compared, named by label in the methods' documents: {label, submission, team,"
+                       " run, baseline}"})
+    topics = ma.fields.Integer()
+    options = ma.fields.Dict(metadata={"description": "{resamples, alpha, seed, correlation}"})
+    methods = ma.fields.Dict(metadata={
+        "description": "unanimity, discriminative-power and correlation: each exactly what `evalserve meta METHOD"
+                       " --format json` prints for the same per-topic scores"})
+    links = ma.fields.Dict()
+    generated_at = ma.fields.String()

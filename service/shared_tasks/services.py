@@ -7,6 +7,7 @@ objects its response schema serialises (``service.shared_tasks.outputs``)."""
 from __future__ import annotations
 
 import hmac
+import json
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -21,6 +22,7 @@ from service.jobs import create_job
 from service.models import (
     Collection,
     Job,
+    JobState,
     Participant,
     Phase,
     RunRecord,
@@ -37,15 +39,18 @@ from service.models import (
 from service.paging import page_of
 from service.shared_tasks.access import TaskAccess, organised_task, participating, task_access, task_accesses
 from service.shared_tasks.leaderboard import TaskLeaderboard, task_leaderboard
+from service.shared_tasks.meta import task_meta
 from service.shared_tasks.outputs import (
     JudgmentsVersionOut,
     ParticipantOut,
+    PerTopicOut,
     PhaseOut,
     ReevaluationOut,
     SubmissionOut,
     TaskOut,
     judgments_version_out,
     participant_outs,
+    per_topic_out,
     phase_out,
     submission_outs,
     task_outs,
@@ -151,6 +156,7 @@ def create_task(st: ServiceState, token: Token, body: dict[str, Any]) -> TaskOut
             visibility=body.get("visibility", "public"), blinded_until=body.get("blinded_until"),
             registration=body.get("registration", "open"), registration_code=body.get("registration_code"),
             significance=_significance(body.get("significance")),
+            per_topic_feedback=body.get("per_topic_feedback", True),
         )
         s.add(task)
         s.flush()  # no ORM relationships: rows that refer to the task are inserted after it
@@ -186,10 +192,12 @@ def _check_registration(mode: str, code: str | None) -> None:
 
 
 def update_task(st: ServiceState, token: Token, task_id: str, body: dict[str, Any]) -> TaskOut:
-    """Change a task's description, visibility, registration or significance settings (organisers only)."""
+    """Change a task's description, visibility, registration, significance or feedback settings (organisers
+    only)."""
     with st.db.session() as s:
         task = organised_task(s, task_id, token)
-        for key in ("name", "description", "visibility", "blinded_until", "registration", "registration_code"):
+        for key in ("name", "description", "visibility", "blinded_until", "registration", "registration_code",
+                    "per_topic_feedback"):
             if key in body:
                 setattr(task, key, body[key])
         if "significance" in body:
@@ -419,6 +427,34 @@ def get_submission(st: ServiceState, token: Token | None, task_id: str, submissi
         return submission_outs(s, st.blobs, [_own_submission(s, access, submission_id)], access)[0]
 
 
+def submission_per_topic(st: ServiceState, token: Token | None, task_id: str, submission_id: str) -> PerTopicOut:
+    """The per-topic scores of a submission's evaluation at the current judgments (else its first): the caller's
+    own submission when the task gives per-topic feedback and shows scores now; organisers any, always."""
+    with st.db.session() as s:
+        access = task_access(s, task_id, token)
+        sub = _own_submission(s, access, submission_id)  # 404 for another team's, as every read of a submission
+        task = access.task
+        if not access.organiser:
+            if not task.per_topic_feedback:
+                raise ServiceError(403, "per-topic-feedback-off", f"task {task_id} gives no per-topic feedback to"
+                                   " participants; its organisers may turn it on (per_topic_feedback)")
+            if not access.scores_visible():
+                until = as_utc(task.blinded_until)
+                raise ServiceError(403, "scores-hidden", f"task {task_id} hides scores until"
+                                   f" {until.isoformat() if until else 'its organisers open it'}")
+        rows = s.execute(select(SubmissionEvaluation, Job).join(Job, Job.id == SubmissionEvaluation.job_id)
+                         .where(SubmissionEvaluation.submission_id == sub.id)
+                         .order_by(SubmissionEvaluation.version)).all()
+        current = next((row for row in rows if row[0].version == task.version), rows[0] if rows else None)
+        evaluation, job = current if current is not None else (None, None)
+        document = None
+        if job is not None and job.state == JobState.SUCCEEDED and job.result_sha256:
+            document = json.loads(st.blobs.get(s, job.result_sha256))
+        participant = s.get(Participant, sub.participant_id)
+        assert participant is not None
+        return per_topic_out(sub, participant, list(task.measures), evaluation, job, document)
+
+
 def select_submission(st: ServiceState, token: Token, task_id: str, submission_id: str,
                       selected: bool) -> SubmissionOut:
     """A participant picks which of their submissions in a phase the leaderboard shows (one at a time)."""
@@ -496,3 +532,12 @@ def leaderboard(st: ServiceState, token: Token | None, task_id: str, *, phase_na
         board = task_leaderboard(s, st.blobs, access.task, phase_name=phase_name, version=version,
                                  selection=selection)
         return access.task, board
+
+
+def meta_evaluation(st: ServiceState, token: Token | None, task_id: str, *, phase_name: str | None,
+                    version: int | None, options: dict[str, Any]) -> dict[str, Any]:
+    """Measure advice (organisers): MU, discriminative power and rank correlations of the official measures over
+    the submissions the leaderboard shows (``service.shared_tasks.meta``)."""
+    with st.db.session() as s:
+        task = organised_task(s, task_id, token)
+        return task_meta(s, st.blobs, task, phase_name=phase_name, version=version, options=options)

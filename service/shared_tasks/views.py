@@ -22,12 +22,14 @@ from service.models import JobState, utcnow
 from service.problems import PROBLEM_JSON, ProblemSchema
 from service.schemas import CollectionFilesSchema
 from service.shared_tasks import services
+from service.shared_tasks.access import is_organiser
 from service.shared_tasks.leaderboard_html import render_leaderboard_html
 from service.shared_tasks.schemas import (
     JudgmentsFormSchema,
     JudgmentsVersionSchema,
     LeaderboardQuerySchema,
     ParticipantSchema,
+    PerTopicSchema,
     PhaseInSchema,
     PhasePatchSchema,
     PhaseSchema,
@@ -37,6 +39,8 @@ from service.shared_tasks.schemas import (
     SubmissionPatchSchema,
     SubmissionSchema,
     TaskInSchema,
+    TaskMetaQuerySchema,
+    TaskMetaSchema,
     TaskPatchSchema,
     TaskSchema,
     TaskSubmissionFilesSchema,
@@ -96,7 +100,8 @@ class OneTask(MethodView):
     @blp.alt_response(403, **FORBIDDEN)
     @blp.alt_response(404, **NOT_FOUND)
     def patch(self, body: dict[str, Any], task_id: str) -> Any:
-        """Change the task's name, description, visibility, registration or significance settings (organisers)."""
+        """Change the task's name, description, visibility, registration, significance or per-topic feedback
+        settings (organisers)."""
         return services.update_task(state(), current_token(), task_id, body)
 
 
@@ -221,6 +226,22 @@ class OneSubmission(MethodView):
         return services.select_submission(state(), current_token(), task_id, submission_id, body["selected"])
 
 
+@blp.route("/<string:task_id>/submissions/<string:submission_id>/per-topic")
+class SubmissionPerTopic(MethodView):
+    @require("read")
+    @blp.response(200, PerTopicSchema)
+    @blp.alt_response(403, schema=ProblemSchema, content_type=PROBLEM_JSON,
+                      description="the task gives participants no per-topic feedback (per-topic-feedback-off), or a"
+                                  " blinded task hides scores until its date (scores-hidden)")
+    @blp.alt_response(404, **NOT_FOUND)
+    def get(self, task_id: str, submission_id: str) -> Any:
+        """Your submission's score on every topic under each official measure (organisers: any submission), as
+        TREC gives each team its per-topic evaluation; never the judgments, never another team's scores."""
+        out = services.submission_per_topic(state(), caller_or_none(), task_id, submission_id)
+        headers = {} if out.state in (JobState.SUCCEEDED, JobState.FAILED, JobState.CANCELLED) else {"Retry-After": "1"}
+        return out, 200, headers
+
+
 @blp.route("/<string:task_id>/judgments")
 class Judgments(MethodView):
     @require("read")
@@ -283,10 +304,29 @@ class LeaderboardView(MethodView):
                                            version=query.get("version"), selection=query["selection"])
         fmt, document = query["format"], board.document
         if fmt == "html":
-            return Response(render_leaderboard_html(document), mimetype="text/html")
+            meta = f"/v1/tasks/{task.id}/meta" if is_organiser(task, caller_or_none()) else None
+            return Response(render_leaderboard_html(document, meta_link=meta), mimetype="text/html")
         if fmt == "json":
             return Response(json.dumps(document, indent=2) + "\n", mimetype="application/json")
         caption = f"{task.name}: leaderboard"
         text = to_csv(board.ranked) if fmt == "csv" else to_latex(board.ranked, caption=caption)
         return Response(text, mimetype=LEADERBOARD_MEDIA[fmt])
 
+
+
+@blp.route("/<string:task_id>/meta")
+class TaskMeta(MethodView):
+    @require("read")
+    @blp.arguments(TaskMetaQuerySchema, location="query")
+    @blp.response(200, TaskMetaSchema)
+    @blp.alt_response(403, **FORBIDDEN)
+    @blp.alt_response(404, **NOT_FOUND)
+    @blp.alt_response(409, schema=ProblemSchema, content_type=PROBLEM_JSON,
+                      description="fewer than two evaluated submissions to compare (too-few-submissions)")
+    def get(self, query: dict[str, Any], task_id: str) -> Any:
+        """Measure advice (organisers): Metric Unanimity, discriminative power (paired bootstrap) and rank
+        correlations of the official measures over the submissions the leaderboard shows, from their stored
+        per-topic scores -- the numbers ``evalserve meta`` gives offline for the same runs and seed."""
+        options = {k: query[k] for k in ("resamples", "alpha", "seed", "correlation")}
+        return services.meta_evaluation(state(), caller_or_none(), task_id, phase_name=query.get("phase"),
+                                        version=query.get("version"), options=options)

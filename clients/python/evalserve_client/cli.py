@@ -7,7 +7,8 @@ Exit codes, as ``evalserve``'s: 0 success; 2 bad input or usage (each problem pr
 unreachable, refused token, failed job, ...), in one line.
 
 ``evalserve-client task ...`` works with shared tasks (leaderboards): ``list``, ``register``, ``submit`` (with
-``--wait``: a progress bar, then the scores), ``status`` and ``leaderboard``. A submission the task refuses -- an
+``--wait``: a progress bar, then the scores), ``status`` (``--per-topic``: the score on every topic too) and
+``leaderboard``. A submission the task refuses -- an
 invalid run (422), a closed phase (409), a used-up quota (429) -- exits 2; a failed evaluation exits 1.
 """
 
@@ -166,6 +167,8 @@ def _task_parsers(sub: Any, server: argparse.ArgumentParser) -> None:
     p.add_argument("task", metavar="TASK")
     p.add_argument("submission", metavar="SUBMISSION")
     p.add_argument("--format", choices=SUBMISSION_FORMATS, default="json", help="output format (default: json)")
+    p.add_argument("--per-topic", action="store_true",
+                   help="also the score on every topic (your own submissions, if the task gives per-topic feedback)")
     p.set_defaults(handler=task_status, parser=p)
 
     p = tasks.add_parser("leaderboard", parents=[server], help="print a task's leaderboard",
@@ -402,7 +405,11 @@ def task_submit(args: argparse.Namespace, client: Client) -> int:
 
 
 def task_status(args: argparse.Namespace, client: Client) -> int:
-    _print_submission(client.task_submission(args.task, args.submission), args.format)
+    submission = client.task_submission(args.task, args.submission)
+    if args.per_topic:
+        found = client.task_submission_per_topic(args.task, args.submission)
+        submission = {**submission, "topics": found.get("topics") or [], "per_topic": found.get("per_topic")}
+    _print_submission(submission, args.format)
     return EXIT_OK
 
 
@@ -450,6 +457,24 @@ def _print_submission(submission: dict[str, Any], fmt: str) -> None:
     elif submission.get("scores_hidden_until"):
         rows.append(("scores", f"hidden until {submission['scores_hidden_until']}"))
     _print_table([(field, value or "-") for field, value in rows])
+    per_topic = submission.get("per_topic")
+    if per_topic:
+        print()
+        _print_table(_per_topic_rows(per_topic, submission.get("topics") or [], scores or {}))
+
+
+def _per_topic_rows(per_topic: dict[str, dict[str, Any]], topics: Sequence[str],
+                    means: dict[str, Any]) -> list[list[str]]:
+    """A header, one row per topic with a column per measure, and the means last."""
+    measures = list(per_topic)
+
+    def cell(value: Any) -> str:
+        return repr(value) if isinstance(value, float) else "-" if value is None else str(value)
+
+    rows = [["topic", *measures]]
+    rows.extend([str(t), *(cell(per_topic[m].get(t)) for m in measures)] for t in topics)
+    rows.append(["mean", *(cell(means.get(m)) for m in measures)])
+    return rows
 
 
 def _print_table(rows: Sequence[Sequence[str]]) -> None:

@@ -295,6 +295,13 @@ class Client:
         None until evaluated or while a blinded task hides them), ``error``, ``warnings``, ``evaluations``."""
         return self._json("GET", f"/v1/tasks/{_segment(task)}/submissions/{_segment(submission)}")
 
+    def task_submission_per_topic(self, task: Ref, submission: Ref) -> dict[str, Any]:
+        """Your submission's score on every topic: ``per_topic`` ({measure: {topic: score}}, None until
+        evaluated), ``topics``, ``measures``, ``scores`` (the means), ``version``, ``state``. Another team's
+        submission raises ``ApiError`` 404; a task that gives no per-topic feedback 403 ``per-topic-feedback-off``,
+        a blinded one 403 ``scores-hidden`` until its date. Organisers read every submission's."""
+        return self._json("GET", f"/v1/tasks/{_segment(task)}/submissions/{_segment(submission)}/per-topic")
+
     def wait_for_submission(self, task: Ref, submission: Ref, *, timeout: float | None = None,
                             poll: float | None = None, on_progress: ProgressOption = None) -> dict[str, Any]:
         """Poll the submission until its evaluation is final; returns it when it succeeded (with ``scores``),
