@@ -53,6 +53,22 @@ def test_each_method_prints_the_engine_document(method: str, results: Path,
     assert code == 0 and all(m in text for m in MEASURES)
 
 
+@pytest.mark.parametrize(("method", "expected"), [("tau_a", 2 / 3), ("tau_b", 1.0), ("tau_ap", 1.0)])
+def test_correlation_diagonal_with_tied_runs(method: str, expected: float, tmp_path: Path,
+                                            capsys: pytest.CaptureFixture[str]) -> None:
+    """Issue 17: runs a (0.5, 0.5), b (0.4, 0.6), c (0.2, 0.2); the diagonal equals M against its copy (8.5)."""
+    values = {"a": (0.5, 0.5), "b": (0.4, 0.6), "c": (0.2, 0.2)}
+    runs = {r: {m: {"mean": sum(v) / 2, "per_topic": {"1": v[0], "2": v[1]}} for m in ("M", "Mcopy")}
+            for r, v in values.items()}
+    path = tmp_path / "tied.json"
+    path.write_text(json.dumps({"runs": runs}))
+    code, out, _ = cli(capsys, "meta", "correlation", "--results", str(path), "--method", method)
+    assert code == 0
+    matrix = json.loads(out)["correlation"]
+    assert matrix["M"]["M"] == matrix["Mcopy"]["Mcopy"] == matrix["M"]["Mcopy"]
+    assert matrix["M"]["M"] == pytest.approx(expected, abs=1e-12)
+
+
 def test_discriminative_power_document_shape(results: Path, capsys: pytest.CaptureFixture[str]) -> None:
     _, out, _ = cli(capsys, "meta", "discriminative-power", "--results", str(results), "--resamples", "200",
                     "--seed", "3")
