@@ -30,8 +30,9 @@ def test_every_option_is_a_param_with_a_usable_default() -> None:
     ("correlation", {"method": "tau_c"}, "correlation: method must be one of tau_a, tau_b, tau_ap, tau_ap_sym,"
                                          " not 'tau_c'"),
     ("unanimity", {"nope": 1}, "unanimity has no option nope; it takes against, strict"),
-    ("scenarios", {"scenarios": ["short_lists", "vibes"]}, "scenarios: scenarios may list only graded_relevance,"
-                                                          " aspect_weights, random_truncation, short_lists, not 'vibes'"),
+    ("scenarios", {"scenarios": ["short_lists", "vibes"]},
+     "scenarios: scenarios may list only graded_relevance, aspect_weights, random_truncation, short_lists,"
+     " not 'vibes'"),
     ("scenarios", {"scenarios": "short_lists"}, "scenarios: scenarios must be a list, not 'short_lists'"),
     ("scenarios", {"seed": -1}, "scenarios: seed must be >= 0"),
     ("scenarios", {"against": [1]}, "scenarios: lists of measures and scenarios hold names (strings)"),
