@@ -147,14 +147,15 @@ def _scenarios(table: ScoreTable, options: Mapping[str, Any], progress: Progress
     """MU of every measure on the official scores and on each simulated scenario (8.2, AMIGO18 Table 2)."""
     assert sources is not None  # run_method checks
     against, strict, seed = options.get("against") or None, bool(options["strict"]), int(options["seed"])
-    chosen = list(options["scenarios"] or SCENARIOS)
+    chosen = list(dict.fromkeys(options["scenarios"] or SCENARIOS))
     mu = {"official": metric_unanimity(table, against=against, strict=strict)}
     for k, scenario in enumerate(chosen):
         if progress is not None:
             progress(f"scenario: {scenario} ({k + 1} of {len(chosen)})", k / len(chosen))
         scored = scenario_table(sources, table.measures, scenario, seed)
         mu[scenario] = metric_unanimity(scored, against=against, strict=strict)
-    return {"scenarios": {m: {s: _finite(found.as_dict()[m]) for s, found in mu.items()} for m in table.measures},
+    values = {s: found.as_dict() for s, found in mu.items()}
+    return {"scenarios": {m: {s: _finite(v[m]) for s, v in values.items()} for m in table.measures},
             "simulated": chosen, "pairs": {s: found.pairs for s, found in mu.items()},
             "against": list(against or table.measures), "strict": strict, "seed": seed}
 
