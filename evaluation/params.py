@@ -64,6 +64,11 @@ class Param:
     def value_problem(self, value: Any) -> str | None:
         """What is wrong with a JSON ``value`` of this parameter -- its type, or a value outside its choices --
         or None (a meta-evaluation option as the API and the CLI pass it; the range is ``range_problem``)."""
+        if self.kind == "list":  # a list of choices, when declared with some (its items are checked by its method)
+            if not isinstance(value, (list, tuple)):
+                return f"{self.name} must be a list, not {value!r}"
+            unknown = [v for v in value if v not in self.choices] if self.choices else []
+            return f"{self.name} may list only {', '.join(self.choices)}, not {unknown[0]!r}" if unknown else None
         if self.choices and value not in self.choices:
             return f"{self.name} must be one of {', '.join(self.choices)}, not {value!r}"
         if self.kind in ("int", "float"):
@@ -75,11 +80,13 @@ class Param:
 
     def range_problem(self, value: Any) -> str | None:
         """``{name} must be between {minimum} and {maximum}`` when a number falls outside the declared range."""
-        if self.minimum is None and self.maximum is None:
+        if (self.minimum is None and self.maximum is None) or self.kind == "list":
             return None
         number = float(value)
         below = self.minimum is not None and (number < self.minimum or (self.min_exclusive and number == self.minimum))
         above = self.maximum is not None and (number > self.maximum or (self.max_exclusive and number == self.maximum))
+        if (below or above) and (self.minimum is None or self.maximum is None):
+            return f"{self.name} must be {self._bounds()}"
         if below or above:
             return f"{self.name} must be between {format_value(self.minimum)} and {format_value(self.maximum)}"
         return None

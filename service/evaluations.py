@@ -10,7 +10,7 @@ from sqlalchemy.orm import Session
 
 from evaluation.measures.names import expand_name
 from evaluation.measures.registry import default_registry
-from evaluation.meta.methods import options_for
+from evaluation.meta.methods import METHODS, options_for
 from evaluation.problems import MeasureError
 from service import callbacks, webhook_targets
 from service.errors import ServiceError
@@ -162,12 +162,18 @@ def submit_meta_evaluation(st: ServiceState, owner_id: str, admin: bool, body: d
             if source.state != JobState.SUCCEEDED:
                 raise ServiceError(409, f"job-{source.state}", f"evaluation job {source.id} is {source.state};"
                                  " meta-evaluate it once it has succeeded")
+            evaluated = EvaluationRequest.from_json(source.request)
             wanted = requested_measures(body["measures"]) if body.get("measures") else []
-            measures, unknown = _evaluated_as(wanted, list(EvaluationRequest.from_json(source.request).measures))
+            measures, unknown = _evaluated_as(wanted, list(evaluated.measures))
             if unknown:
                 raise ServiceError(422, "measure-missing", f"evaluation job {source.id} has no results for"
                                  f" {', '.join(unknown)}")
-            request = MetaRequest(body["method"], options, evaluation=source.id, measures=tuple(measures))
+            if METHODS[body["method"]].needs_inputs:  # it evaluates perturbed copies of that job's own inputs
+                request = MetaRequest(body["method"], options, runs=evaluated.runs,
+                                      measures=tuple(measures or evaluated.measures), ties=evaluated.ties,
+                                      topics=evaluated.topics)
+            else:
+                request = MetaRequest(body["method"], options, evaluation=source.id, measures=tuple(measures))
             job = create_job(s, Job(id=new_id("job"), owner_id=owner_id, collection_id=source.collection_id,
                                     kind=META, request=request.to_json(), **callback))
     else:

@@ -134,11 +134,14 @@ class EvaluationRequestSchema(_EvaluationOptions):
 
 class MetaEvaluationRequestSchema(ma.Schema):
     method = ma.fields.String(required=True, validate=V.OneOf(tuple(METHODS)),
-                              metadata={"description": "unanimity, discriminative-power, significance, correlation or"
-                                        " preference-agreement"})
+                              metadata={"description": "unanimity, discriminative-power, significance, correlation,"
+                                        " preference-agreement, scenarios or robustness (these two evaluate"
+                                        " perturbed judgments and runs: an evaluation job's are evaluated again)"})
     options = ma.fields.Dict(load_default=dict, metadata={
         "description": "the method's options, e.g. {\"resamples\": 1000, \"alpha\": 0.05, \"seed\": 0};"
-                       " preference-agreement: {\"preferences\": [{topic, left, right, label, user}]}"})
+                       " preference-agreement: {\"preferences\": [{topic, left, right, label, user}]};"
+                       " scenarios: {\"scenarios\": [...], \"seed\": 0}; robustness: {\"sizes\": [10, 50],"
+                       " \"repetitions\": 10, \"seed\": 0}"})
     evaluation = ma.fields.String(metadata={"description": "a succeeded evaluation job whose per-topic results to"
                                             " meta-evaluate (or give collection, runs and measures)"})
     collection = ma.fields.String()

@@ -18,6 +18,7 @@ from evaluation.formats.source import DecodeLimits
 from evaluation.judged_ranking import TOPIC_POLICIES
 from evaluation.meta.methods import METHODS, run_method
 from evaluation.meta.render import render_text
+from evaluation.meta.sources import Sources
 from evaluation.meta.table import ScoreTable
 from evaluation.pipeline import QRELS_FORMATS, load_inputs, run_evaluation
 from evaluation.problems import InputError
@@ -41,8 +42,13 @@ def register(sub: Any) -> None:
             if option.name == "preferences":
                 m.add_argument(flag, metavar="FILE", help="user preference labels: 'topic left_run right_run label"
                                " [user]' per line (label >, <, =)")
-            elif option.name == "against":
-                m.add_argument(flag, nargs="+", metavar="MEASURE", help=option.description)
+            elif option.kind == "list":  # measures, scenarios, sizes: items of the default's type
+                item = type(option.default[0]) if option.default else str
+                m.add_argument(flag, nargs="+", type=item, choices=option.choices or None,
+                               metavar=None if option.choices else "MEASURE" if option.name == "against"
+                               else option.name.rstrip("s").upper(),
+                               help=option.description + (f" (default: {' '.join(map(str, option.default))})"
+                                                          if option.default else ""))
             elif option.kind == "bool":
                 m.add_argument(flag, action="store_true", help=option.description)
             else:
@@ -70,8 +76,9 @@ def _inputs(p: argparse.ArgumentParser) -> None:
     p.add_argument("-o", "--output", metavar="FILE", help="write here instead of standard output")
 
 
-def score_table(args: argparse.Namespace) -> ScoreTable:
-    """The table to meta-evaluate, from a results document or by evaluating qrels and runs."""
+def score_table(args: argparse.Namespace) -> tuple[ScoreTable, Sources | None]:
+    """The table to meta-evaluate, from a results document or by evaluating qrels and runs (then also what it
+    was evaluated from, which the methods that evaluate perturbed inputs need)."""
     if args.results:
         if args.qrels or args.runs:
             raise InputError.single("conflicting-inputs", "give either --results or --qrels with --run, not both")
@@ -79,7 +86,7 @@ def score_table(args: argparse.Namespace) -> ScoreTable:
             doc = json.loads(load(args.results, limits=DecodeLimits.from_env()).data)
         except json.JSONDecodeError as exc:
             raise InputError.single("not-json", f"not a results JSON document: {exc}", args.results) from None
-        return ScoreTable.from_document(doc, args.measures)
+        return ScoreTable.from_document(doc, args.measures), None
     if not (args.qrels and args.runs and args.measures):
         raise InputError.single("missing-inputs", "give --results FILE, or --qrels FILE with --run FILE and -m")
     inputs = load_inputs(open_input(args.qrels), [open_input(r) for r in args.runs],
@@ -87,7 +94,7 @@ def score_table(args: argparse.Namespace) -> ScoreTable:
                          intent_weights=open_input(args.intent_weights) if args.intent_weights else None,
                          side=side_files(args))
     report = run_evaluation(inputs, args.measures, ties=args.ties, topics=args.topics)
-    return ScoreTable.from_run_scores(report.scores)
+    return ScoreTable.from_run_scores(report.scores), Sources.of(inputs, ties=args.ties, topics=args.topics)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -97,12 +104,12 @@ def run(args: argparse.Namespace) -> int:
         value = getattr(args, option.name, None)
         if option.name == "preferences":
             value = parse_preferences(value).unwrap() if value else ()
-        elif option.name == "against":
-            value = tuple(value or ())
+        elif option.kind == "list":
+            value = option.default if value is None else tuple(value)
         options[option.name] = value
-    table = score_table(args)
+    table, sources = score_table(args)
     try:
-        doc = run_method(method.name, table, options)
+        doc = run_method(method.name, table, options, sources=sources)
     except (KeyError, ValueError) as exc:
         raise InputError.single("invalid-meta-request", str(exc).strip("'\"")) from None
     if getattr(args, "plot", None):

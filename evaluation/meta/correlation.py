@@ -108,13 +108,17 @@ def tau_ap_scores(x: FloatArray, gold: FloatArray, systems: Sequence[str], symme
 
 def correlation_matrix(table: ScoreTable, method: Method = "tau_b") -> FloatArray:
     """Correlation of the mean-score system rankings of every pair of measures: entry ``[i, j]`` compares
-    measure i with measure j (for ``tau_ap``: measure i's ranking examined against measure j's as gold)."""
+    measure i with measure j (for ``tau_ap``: measure i's ranking examined against measure j's as gold).
+
+    The diagonal is computed like any other entry -- a measure against an exact copy of itself -- so ties count
+    as in 8.5 (tau_a below 1 when runs tie) and an undefined correlation is NaN there too.
+    """
     means = table.means()
     m = len(table.measures)
-    out = np.eye(m)
+    out = np.empty((m, m))
     for i in range(m):
         for j in range(m):
-            if i == j or (method != "tau_ap" and j < i):
+            if method != "tau_ap" and j < i:
                 continue
             if method in ("tau_a", "tau_b"):
                 out[i, j] = kendall_tau(means[i], means[j], "a" if method == "tau_a" else "b")

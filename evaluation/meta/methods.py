@@ -1,6 +1,10 @@
 """Meta-evaluation methods as documents: one entry point per method, taking a score table and options and
 returning JSON-ready results keyed by method then canonical measure name. The CLI (``evalserve meta``) and the
 service's meta-evaluation jobs both call ``run_method``, so they give the same document for the same table.
+
+Most methods read the table alone. Those that evaluate perturbed copies of the inputs (``scenarios``,
+``robustness``: ``Method.needs_inputs``) also take the ``Sources`` the table was evaluated from -- judgments,
+runs, side inputs and policies -- so they cannot run on a results document.
 """
 
 from __future__ import annotations
@@ -15,7 +19,10 @@ import numpy as np
 from evaluation.meta.bootstrap import bootstrap_indices, discriminative_power
 from evaluation.meta.correlation import correlation_matrix
 from evaluation.meta.preferences import measure_labels, preference_agreement
+from evaluation.meta.robustness import robustness
+from evaluation.meta.scenarios import SCENARIOS, scenario_table
 from evaluation.meta.significance import TESTS, compare_runs
+from evaluation.meta.sources import Sources
 from evaluation.meta.table import ScoreTable
 from evaluation.meta.unanimity import metric_unanimity
 from evaluation.params import Param
@@ -25,6 +32,8 @@ from evaluation.problems import InputError
 Progress = Callable[[str, float], None]
 CORRECTIONS = ("holm", "bonferroni", "bh", "none")
 CORRELATIONS = ("tau_a", "tau_b", "tau_ap", "tau_ap_sym")
+#: the largest number of triplets per topic a robustness curve samples
+MAX_TRIPLETS = 100_000
 
 
 @dataclass(frozen=True)
@@ -33,7 +42,8 @@ class Method:
     key: str  # top-level key of the result document (``discriminative_power``)
     summary: str
     options: tuple[Param, ...]  # declared as measures declare theirs: kind, default, choices, range
-    run: Callable[[ScoreTable, Mapping[str, Any], Progress | None], dict[str, Any]]
+    run: Callable[[ScoreTable, Mapping[str, Any], Progress | None, Sources | None], dict[str, Any]]
+    needs_inputs: bool = False  # evaluates perturbed inputs: needs the table's Sources, not a results document
 
 
 def _finite(value: float) -> float | None:
@@ -49,15 +59,16 @@ def _json_safe(value: object) -> object:
     return value
 
 
-def _unanimity(table: ScoreTable, options: Mapping[str, Any], progress: Progress | None) -> dict[str, Any]:
+def _unanimity(table: ScoreTable, options: Mapping[str, Any], progress: Progress | None,
+               sources: Sources | None) -> dict[str, Any]:
     against = options.get("against") or None
     found = metric_unanimity(table, against=against, strict=bool(options["strict"]))
     return {"unanimity": {m: _finite(v) for m, v in found.as_dict().items()},
             "pairs": found.pairs, "against": list(against or table.measures), "strict": bool(options["strict"])}
 
 
-def _discriminative_power(table: ScoreTable, options: Mapping[str, Any],
-                          progress: Progress | None) -> dict[str, Any]:
+def _discriminative_power(table: ScoreTable, options: Mapping[str, Any], progress: Progress | None,
+                          sources: Sources | None) -> dict[str, Any]:
     """Every measure with one shared set of resamples (common random numbers), one measure at a time so that
     progress can be reported."""
     resamples, alpha = int(options["resamples"]), float(options["alpha"])
@@ -75,7 +86,8 @@ def _discriminative_power(table: ScoreTable, options: Mapping[str, Any],
             "topics": len(table.topics), "runs": list(table.runs)}
 
 
-def _significance(table: ScoreTable, options: Mapping[str, Any], progress: Progress | None) -> dict[str, Any]:
+def _significance(table: ScoreTable, options: Mapping[str, Any], progress: Progress | None,
+                  sources: Sources | None) -> dict[str, Any]:
     correction = None if options["correction"] == "none" else str(options["correction"])
     if options["test"] == "tukey":
         correction = None  # Tukey HSD controls the family-wise error itself
@@ -92,7 +104,8 @@ def _significance(table: ScoreTable, options: Mapping[str, Any], progress: Progr
             "alpha": float(options["alpha"]), "seed": int(options["seed"])}
 
 
-def _correlation(table: ScoreTable, options: Mapping[str, Any], progress: Progress | None) -> dict[str, Any]:
+def _correlation(table: ScoreTable, options: Mapping[str, Any], progress: Progress | None,
+                 sources: Sources | None) -> dict[str, Any]:
     method = str(options["method"])
     matrix = correlation_matrix(table, method)  # type: ignore[arg-type]
     return {"correlation": {a: {b: _finite(float(matrix[i, j])) for j, b in enumerate(table.measures)}
@@ -100,8 +113,8 @@ def _correlation(table: ScoreTable, options: Mapping[str, Any], progress: Progre
             "method": method, "ties": "systems tied in mean score are ordered by name (tau_ap)"}
 
 
-def _preference_agreement(table: ScoreTable, options: Mapping[str, Any],
-                          progress: Progress | None) -> dict[str, Any]:
+def _preference_agreement(table: ScoreTable, options: Mapping[str, Any], progress: Progress | None,
+                          sources: Sources | None) -> dict[str, Any]:
     prefs: Sequence[Mapping[str, str]] = options.get("preferences") or ()
     if not prefs:
         raise InputError.single("no-preferences", "preference agreement needs user preference labels"
@@ -129,7 +142,41 @@ def _preference_agreement(table: ScoreTable, options: Mapping[str, Any],
     return {"preference_agreement": out, "pairs": len(prefs), "users": sorted(users)}
 
 
+def _scenarios(table: ScoreTable, options: Mapping[str, Any], progress: Progress | None,
+               sources: Sources | None) -> dict[str, Any]:
+    """MU of every measure on the official scores and on each simulated scenario (8.2, AMIGO18 Table 2)."""
+    assert sources is not None  # run_method checks
+    against, strict, seed = options.get("against") or None, bool(options["strict"]), int(options["seed"])
+    chosen = list(dict.fromkeys(options["scenarios"] or SCENARIOS))
+    mu = {"official": metric_unanimity(table, against=against, strict=strict)}
+    for k, scenario in enumerate(chosen):
+        if progress is not None:
+            progress(f"scenario: {scenario} ({k + 1} of {len(chosen)})", k / len(chosen))
+        scored = scenario_table(sources, table.measures, scenario, seed)
+        mu[scenario] = metric_unanimity(scored, against=against, strict=strict)
+    values = {s: found.as_dict() for s, found in mu.items()}
+    return {"scenarios": {m: {s: _finite(v[m]) for s, v in values.items()} for m in table.measures},
+            "simulated": chosen, "pairs": {s: found.pairs for s, found in mu.items()},
+            "against": list(against or table.measures), "strict": strict, "seed": seed}
+
+
+def _robustness(table: ScoreTable, options: Mapping[str, Any], progress: Progress | None,
+                sources: Sources | None) -> dict[str, Any]:
+    """Mean Kendall tau between each measure's system ranking on N sampled triplets per topic and on every
+    available preference, per N (8.8, CHANDAR13)."""
+    assert sources is not None  # run_method checks
+    sizes = tuple(dict.fromkeys(int(n) for n in options["sizes"]))
+    found = robustness(table, sources, sizes=sizes, repetitions=int(options["repetitions"]),
+                       per_triplet=int(options["per_triplet"]), seed=int(options["seed"]),
+                       variant="a" if options["tau"] == "tau_a" else "b", progress=progress)
+    return {"robustness": {m: {str(n): _finite(v) for n, v in curve.items()} for m, curve in found.tau.items()},
+            "sizes": list(sizes), "repetitions": int(options["repetitions"]),
+            "per_triplet": int(options["per_triplet"]), "tau": options["tau"], "seed": int(options["seed"]),
+            "sampled_from": found.sampled_from, "runs": list(table.runs)}
+
+
 SEED = Param("seed", "int", 0, "seed of the random resamples (results are reproducible)")
+SIMULATION_SEED = Param("seed", "int", 0, "seed of the simulation (results are reproducible)", minimum=0)
 ALPHA = Param("alpha", "float", 0.05, "significance level", minimum=0, maximum=1, min_exclusive=True,
               max_exclusive=True)
 METHODS: dict[str, Method] = {
@@ -154,6 +201,21 @@ METHODS: dict[str, Method] = {
                "agreement of each measure's per-topic preferences with user preference labels (8.7)",
                (Param("preferences", "list", (), "labels: topic, left run, right run, label (>, <, =), user"),),
                _preference_agreement),
+        Method("scenarios", "scenarios",
+               "Metric Unanimity on the official scores and on simulated scenarios of the judgments and runs (8.2)",
+               (Param("scenarios", "list", (), "scenarios to simulate (default all): " + ", ".join(SCENARIOS),
+                      choices=SCENARIOS),
+                Param("against", "list", (), "restrict the comparison set to these measures"),
+                Param("strict", "bool", False, "unanimity with > instead of >="), SIMULATION_SEED),
+               _scenarios, needs_inputs=True),
+        Method("robustness", "robustness",
+               "rank correlation of Prf/nPrf system rankings on N sampled preference triplets per topic with the"
+               " rankings on every preference, per N (8.8)",
+               (Param("sizes", "list", (10, 20, 50, 100), "triplets per topic, N (each at least 1)"),
+                Param("repetitions", "int", 10, "samples per N", minimum=1, maximum=1000),
+                Param("per_triplet", "int", 5, "profiles drawn per triplet", minimum=1, maximum=100),
+                Param("tau", "choice", "tau_a", "Kendall tau-a or tau-b", choices=("tau_a", "tau_b")),
+                SIMULATION_SEED), _robustness, needs_inputs=True),
     )
 }
 
@@ -173,15 +235,31 @@ def options_for(method: str, given: Mapping[str, Any]) -> dict[str, Any]:
         problem = param.value_problem(out[name])
         if problem:
             raise ValueError(f"{method}: {problem}")
-    if "preferences" in out:
-        out["preferences"] = _preferences(out["preferences"])
-    if "against" in out:
-        out["against"] = tuple(out["against"] or ())
+    for name, convert in _LISTS.items():
+        if name in out:
+            try:
+                out[name] = convert(out[name])
+            except ValueError as exc:
+                raise ValueError(f"{method}: {exc}") from None
     for name, param in known.items():
         problem = param.range_problem(out[name])
         if problem:
             raise ValueError(f"{method}: {problem}")
     return out
+
+
+def _sizes(given: Any) -> tuple[int, ...]:
+    """Triplets per topic of the robustness curve: whole numbers from 1 to MAX_TRIPLETS, at most 50 of them."""
+    if not given or len(given) > 50 or any(isinstance(n, bool) or not isinstance(n, (int, float)) or n != int(n)
+                                           or not 1 <= n <= MAX_TRIPLETS for n in given):
+        raise ValueError(f"sizes must list 1 to 50 whole numbers of triplets per topic, each from 1 to {MAX_TRIPLETS}")
+    return tuple(int(n) for n in given)
+
+
+def _names(given: Any) -> tuple[str, ...]:
+    if not all(isinstance(v, str) for v in given):
+        raise ValueError("lists of measures and scenarios hold names (strings)")
+    return tuple(given)
 
 
 def _preferences(given: Any) -> tuple[dict[str, str], ...]:
@@ -203,11 +281,20 @@ def _preferences(given: Any) -> tuple[dict[str, str], ...]:
     return tuple(out)
 
 
+#: list options, normalised and their items checked after the declared checks (kinds, choices)
+_LISTS: dict[str, Callable[[Any], Any]] = {"preferences": _preferences, "against": _names, "scenarios": _names,
+                                           "sizes": _sizes}
+
+
 def run_method(method: str, table: ScoreTable, options: Mapping[str, Any] | None = None,
-               progress: Progress | None = None) -> dict[str, Any]:
-    """Run one method on a score table: the result document, with the table's shape under ``meta``."""
+               progress: Progress | None = None, sources: Sources | None = None) -> dict[str, Any]:
+    """Run one method on a score table (evaluated from ``sources``, which the methods that evaluate perturbed
+    inputs need): the result document, with the table's shape under ``meta``."""
     checked = options_for(method, options or {})
-    doc = METHODS[method].run(table, checked, progress)
+    if METHODS[method].needs_inputs and sources is None:
+        raise ValueError(f"{method} evaluates perturbed judgments and runs: give the judgments, runs and measures"
+                         " to evaluate, not results already evaluated")
+    doc = METHODS[method].run(table, checked, progress, sources)
     if progress is not None:
         progress("done", 1.0)
     return {"meta": {"method": method, "measures": list(table.measures), "runs": len(table.runs),

@@ -46,4 +46,13 @@ def render_text(doc: Mapping[str, Any]) -> str:
         users = list(next(iter(doc["preference_agreement"].values()), {}))
         rows = [[m, *(_num(v.get(u), 3) for u in users)] for m, v in doc["preference_agreement"].items()]
         return head + f"{doc['pairs']} labelled pairs\n" + _table(["measure", *users], rows)
+    if "scenarios" in doc:
+        columns = ["official", *doc["simulated"]]
+        rows = [[m, *(_num(v.get(c)) for c in columns)] for m, v in doc["scenarios"].items()]
+        return head + f"MU per scenario (seed {doc['seed']})\n" + _table(["measure", *columns], rows)
+    if "robustness" in doc:
+        sizes = [str(n) for n in doc["sizes"]]
+        rows = [[m, *(_num(v.get(n), 3) for n in sizes)] for m, v in doc["robustness"].items()]
+        return head + (f"mean {doc['tau']} with the full ranking, {doc['repetitions']} repetitions per N triplets per"
+                       f" topic (seed {doc['seed']})\n") + _table(["measure", *(f"N={n}" for n in sizes)], rows)
     raise ValueError("not a meta-evaluation document")

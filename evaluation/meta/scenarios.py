@@ -10,6 +10,8 @@ Each primitive perturbs the official inputs once with a ``numpy.random.Generator
 
 ``simulate`` combines them as the spec's scenarios do (truncation and short lists come with 1 and 2) and draws
 in a fixed order: grades, then weights, then truncation lengths (runs in the order given, topics in run order).
+``scenario_table`` scores one scenario of an evaluation's inputs with a generator derived from the seed and the
+scenario (``scenario_rng``), so a scenario's draws do not depend on which other scenarios are run.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from typing import Literal, get_args
 import numpy as np
 
 from evaluation.evaluator import evaluate
+from evaluation.meta.sources import Sources
 from evaluation.meta.table import ScoreTable
 from evaluation.model import DOCNO_HASHES, FloatArray, IntentWeights, Qrels, Run
 from evaluation.ranking import rank_run
@@ -163,3 +166,19 @@ def score_scenario(
         inputs.qrels, list(inputs.runs), measures, ties=ties, topics=topics, intent_weights=inputs.intent_weights
     )
     return ScoreTable.from_run_scores(scores)
+
+
+def scenario_rng(seed: int, scenario: str) -> np.random.Generator:
+    """The generator of one scenario: seeded by (seed, the scenario's position in ``SCENARIOS``)."""
+    if scenario not in SCENARIOS:
+        raise ValueError(f"unknown scenario {scenario!r}; choose one of {', '.join(SCENARIOS)}")
+    return np.random.default_rng([seed, SCENARIOS.index(scenario)])
+
+
+def scenario_table(sources: Sources, measures: Sequence[str], scenario: str, seed: int) -> ScoreTable:
+    """The scores of ``measures`` on one scenario of an evaluation's inputs (its side inputs and policies kept;
+    the given intent weights are those of the graded-relevance scenario, which draws none)."""
+    inputs = simulate(scenario, sources.qrels, sources.runs, scenario_rng(seed, scenario),
+                      intent_weights=sources.intent_weights, ties=sources.ties)
+    return ScoreTable.from_run_scores(sources.evaluate(measures, qrels=inputs.qrels, runs=inputs.runs,
+                                                       intent_weights=inputs.intent_weights))

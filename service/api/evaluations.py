@@ -98,8 +98,9 @@ MEASURE_SEPARATOR = r"\s*,(?![^(]*\))(?![\d.])\s*|\s+"
                   description="unknown method or option, measure not evaluated, ...")
 @blp.alt_response(429, **OVER_LIMIT)
 def meta_evaluate(body: dict[str, Any]) -> Any:
-    """Queue a meta-evaluation (unanimity, discriminative power, significance, correlation, preference agreement)
-    of an evaluation job's per-topic results, or of runs evaluated first; poll the job at ``Location``."""
+    """Queue a meta-evaluation (unanimity, discriminative power, significance, correlation, preference agreement,
+    simulated scenarios, robustness to incomplete judgments) of an evaluation job's per-topic results, or of runs
+    evaluated first; poll the job at ``Location``."""
     check_upload(measures=len(body.get("measures") or []), jobs=1)
     job = submit_meta_evaluation(state(), current_token().id, sees_everything(), body)
     return _accepted(job)

@@ -15,8 +15,9 @@ from typing import Any
 from sqlalchemy.exc import OperationalError
 
 from evaluation.meta.methods import run_method
+from evaluation.meta.sources import Sources
 from evaluation.meta.table import ScoreTable
-from evaluation.pipeline import NothingScored, load_inputs, run_evaluation
+from evaluation.pipeline import Inputs, NothingScored, load_inputs, run_evaluation
 from evaluation.problems import EvaluationError, InputError
 from evaluation.report import Report
 from service import callbacks, jobs
@@ -195,30 +196,34 @@ def failure(exc: BaseException, settings: Settings, time_limit_errors: tuple[typ
 def evaluation_document(ctx: WorkerContext, claim: jobs.Claim, lease: Lease) -> dict[str, Any]:
     """An evaluation job's result document: the report of its runs, per topic (``job_kinds``)."""
     request = EvaluationRequest.from_json(claim.request)
-    return _run_evaluation(ctx, claim, lease, request).as_json(per_topic=True)
+    return _run_evaluation(ctx, claim, lease, request)[1].as_json(per_topic=True)
 
 
 def meta_document(ctx: WorkerContext, claim: jobs.Claim, lease: Lease) -> dict[str, Any]:
     """A meta-evaluation job's result document: its method's output on the scores (``job_kinds``)."""
     request = MetaRequest.from_json(claim.request)
-    table = _score_table(ctx, claim, lease, request)
+    table, sources = _score_table(ctx, claim, lease, request)
     lease.progress(f"meta-evaluating: {request.method}", 0.0)
-    return run_method(request.method, table, dict(request.options), progress=lease.progress)
+    return run_method(request.method, table, dict(request.options), progress=lease.progress, sources=sources)
 
 
-def _score_table(ctx: WorkerContext, claim: jobs.Claim, lease: Lease, request: MetaRequest) -> ScoreTable:
-    """Per-topic scores to meta-evaluate: an evaluation job's stored results, or the runs evaluated now."""
+def _score_table(ctx: WorkerContext, claim: jobs.Claim, lease: Lease,
+                 request: MetaRequest) -> tuple[ScoreTable, Sources | None]:
+    """Per-topic scores to meta-evaluate: an evaluation job's stored results, or the runs evaluated now (with the
+    inputs they were evaluated from, which the methods that evaluate perturbed inputs read)."""
     if request.evaluation:
         with ctx.db.session() as s:
             source = s.get(Job, request.evaluation)
             assert source is not None and source.result_sha256 is not None
             document = json.loads(ctx.blobs.get(s, source.result_sha256))
-        return ScoreTable.from_document(document, list(request.measures) or None)
-    return ScoreTable.from_run_scores(_run_evaluation(ctx, claim, lease, request).scores)
+        return ScoreTable.from_document(document, list(request.measures) or None), None
+    inputs, report = _run_evaluation(ctx, claim, lease, request)
+    return ScoreTable.from_run_scores(report.scores), Sources.of(inputs, ties=request.ties, topics=request.topics)
 
 
 def _run_evaluation(ctx: WorkerContext, claim: jobs.Claim, lease: Lease,
-                    request: EvaluationRequest | MetaRequest) -> Report:
+                    request: EvaluationRequest | MetaRequest) -> tuple[Inputs, Report]:
+    """The stored inputs, read, and their evaluation."""
     with ctx.db.session() as s:
         collection = s.get(Collection, claim.collection_id)
         assert collection is not None
@@ -232,4 +237,4 @@ def _run_evaluation(ctx: WorkerContext, claim: jobs.Claim, lease: Lease,
     report = run_evaluation(inputs, list(request.measures), ties=request.ties, topics=request.topics,
                             progress=lambda stage, f: lease.progress(stage, 0.5 + 0.5 * f))
     log.info("job %s: %d runs in %.2fs", claim.job_id, len(runs), time.monotonic() - started)
-    return report
+    return inputs, report

@@ -9,8 +9,11 @@ from pathlib import Path
 import pytest
 
 from evalserve.cli.main import main
+from evaluation.formats import load
 from evaluation.meta.methods import METHODS, run_method
+from evaluation.meta.sources import Sources
 from evaluation.meta.table import ScoreTable
+from evaluation.pipeline import load_inputs, run_evaluation
 
 MEASURES = ["AP", "nDCG@10", "RBU", "StRecall@20"]
 
@@ -39,7 +42,8 @@ def cli(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
     return code, out, err
 
 
-@pytest.mark.parametrize("method", [m for m in METHODS if m != "preference-agreement"])
+@pytest.mark.parametrize("method", [m for m, d in METHODS.items() if m != "preference-agreement"
+                                    and not d.needs_inputs])
 def test_each_method_prints_the_engine_document(method: str, results: Path,
                                                 capsys: pytest.CaptureFixture[str]) -> None:
     code, out, _ = cli(capsys, "meta", method, "--results", str(results))
@@ -51,6 +55,22 @@ def test_each_method_prints_the_engine_document(method: str, results: Path,
     assert list(doc[key]) == MEASURES
     code, text, _ = cli(capsys, "meta", method, "--results", str(results), "--format", "table")
     assert code == 0 and all(m in text for m in MEASURES)
+
+
+@pytest.mark.parametrize(("method", "expected"), [("tau_a", 2 / 3), ("tau_b", 1.0), ("tau_ap", 1.0)])
+def test_correlation_diagonal_with_tied_runs(method: str, expected: float, tmp_path: Path,
+                                            capsys: pytest.CaptureFixture[str]) -> None:
+    """Issue 17: runs a (0.5, 0.5), b (0.4, 0.6), c (0.2, 0.2); the diagonal equals M against its copy (8.5)."""
+    values = {"a": (0.5, 0.5), "b": (0.4, 0.6), "c": (0.2, 0.2)}
+    runs = {r: {m: {"mean": sum(v) / 2, "per_topic": {"1": v[0], "2": v[1]}} for m in ("M", "Mcopy")}
+            for r, v in values.items()}
+    path = tmp_path / "tied.json"
+    path.write_text(json.dumps({"runs": runs}))
+    code, out, _ = cli(capsys, "meta", "correlation", "--results", str(path), "--method", method)
+    assert code == 0
+    matrix = json.loads(out)["correlation"]
+    assert matrix["M"]["M"] == matrix["Mcopy"]["Mcopy"] == matrix["M"]["Mcopy"]
+    assert matrix["M"]["M"] == pytest.approx(expected, abs=1e-12)
 
 
 def test_discriminative_power_document_shape(results: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -121,6 +141,64 @@ def test_bad_inputs_exit_2_with_the_problem(results: Path, tmp_path: Path, capsy
     assert code == 2 and "[missing-inputs]" in err
     code, _, err = cli(capsys, "meta", "discriminative-power", "--results", str(results), "--alpha", "2")
     assert code == 2 and "alpha must be between 0 and 1" in err
+
+
+def _engine_document(web2012: dict[str, object], method: str, measures: list[str],
+                     options: dict[str, object]) -> dict[str, object]:
+    """``run_method`` on the table and sources the CLI builds from the same files."""
+    inputs = load_inputs(load(str(web2012["qrels"])),
+                         [load(r) for r in web2012["runs"]])  # type: ignore[attr-defined]
+    table = ScoreTable.from_run_scores(run_evaluation(inputs, measures).scores)
+    doc: dict[str, object] = json.loads(json.dumps(run_method(method, table, options, sources=Sources.of(inputs))))
+    return doc
+
+
+def test_scenarios(web2012: dict[str, object], results: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    runs = [a for r in web2012["runs"] for a in ("--run", r)]  # type: ignore[attr-defined]
+    code, out, _ = cli(capsys, "meta", "scenarios", "--qrels", str(web2012["qrels"]), *runs, "-m", *MEASURES,
+                       "--scenarios", "short_lists", "random_truncation", "--seed", "5")
+    assert code == 0
+    doc = json.loads(out)
+    assert doc == _engine_document(web2012, "scenarios", MEASURES,
+                                   {"scenarios": ["short_lists", "random_truncation"], "seed": 5})
+    assert list(doc["scenarios"]) == MEASURES and list(doc["scenarios"]["AP"]) == ["official", "short_lists",
+                                                                                     "random_truncation"]
+    _, unanimity, _ = cli(capsys, "meta", "unanimity", "--results", str(results))
+    assert {m: v["official"] for m, v in doc["scenarios"].items()} == json.loads(unanimity)["unanimity"]
+    code, text, _ = cli(capsys, "meta", "scenarios", "--qrels", str(web2012["qrels"]), *runs, "-m", "AP",
+                        "--scenarios", "aspect_weights", "--format", "table")
+    assert code == 0 and "aspect_weights" in text and "AP" in text
+
+
+def test_robustness(web2012: dict[str, object], capsys: pytest.CaptureFixture[str]) -> None:
+    runs = [a for r in web2012["runs"] for a in ("--run", r)]  # type: ignore[attr-defined]
+    measures = ["nPrf(profile=trec)@20", "Prf(profile=trec,stop=rr)"]
+    code, out, _ = cli(capsys, "meta", "robustness", "--qrels", str(web2012["qrels"]), *runs, "-m", *measures,
+                       "--sizes", "5", "40", "--repetitions", "2", "--seed", "1")
+    assert code == 0
+    doc = json.loads(out)
+    assert doc == _engine_document(web2012, "robustness", measures, {"sizes": [5, 40], "repetitions": 2, "seed": 1})
+    assert list(doc["robustness"]) == measures and list(doc["robustness"][measures[0]]) == ["5", "40"]
+    assert doc["sampled_from"] == {m: "trec" for m in measures}
+    code, text, _ = cli(capsys, "meta", "robustness", "--qrels", str(web2012["qrels"]), *runs, "-m", measures[0],
+                        "--sizes", "5", "--repetitions", "1", "--format", "table")
+    assert code == 0 and "N=5" in text
+
+
+def test_simulation_methods_refuse_what_they_cannot_use(web2012: dict[str, object], results: Path,
+                                                        capsys: pytest.CaptureFixture[str]) -> None:
+    runs = [a for r in web2012["runs"] for a in ("--run", r)]  # type: ignore[attr-defined]
+    for method in ("scenarios", "robustness"):  # a results document cannot be perturbed
+        code, out, err = cli(capsys, "meta", method, "--results", str(results))
+        assert code == 2 and out == "" and "[invalid-meta-request]" in err and "perturbed" in err
+    code, _, err = cli(capsys, "meta", "robustness", "--qrels", str(web2012["qrels"]), *runs, "-m", "AP")
+    assert code == 2 and "[invalid-meta-request]" in err and "Prf and nPrf, not AP" in err
+    code, _, err = cli(capsys, "meta", "robustness", "--qrels", str(web2012["qrels"]), *runs,
+                       "-m", "nPrf(profile=trec)@20", "--sizes", "0")
+    assert code == 2 and "[invalid-meta-request]" in err and "sizes must list" in err
+    with pytest.raises(SystemExit) as bad_choice:  # argparse knows the scenario names
+        cli(capsys, "meta", "scenarios", "--results", str(results), "--scenarios", "vibes")
+    assert bad_choice.value.code == 2
 
 
 def test_the_catalogue_shows_constraint_profiles_on_request(capsys: pytest.CaptureFixture[str]) -> None:

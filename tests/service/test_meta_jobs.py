@@ -168,3 +168,69 @@ def test_a_collections_hierarchies_can_be_downloaded_and_reused(tmp_path: Path, 
     assert missing.status_code == 422 and missing.json["code"] == "missing-inputs"
     assert "fingerprints" in missing.json["detail"]
     d.ctx.db.dispose()
+
+
+def _cli_document(shared_data: Path, capsys: pytest.CaptureFixture[str], method: str, measures: list[str],
+                  *options: str) -> dict[str, Any]:
+    """The offline document of ``evalserve meta METHOD`` on the same judgments and runs."""
+    from evalserve.cli.main import main
+
+    runs = sorted((shared_data / "trec-web-2012-runs" / "runs").iterdir())
+    capsys.readouterr()
+    code = main(["meta", method, "--qrels", str(shared_data / "trec-web-2009-2014" / "2012" / "qrels-for-ndeval.txt"),
+                 *(a for r in runs for a in ("--run", str(r))), "-m", *measures, *options])
+    assert code == 0
+    doc: dict[str, Any] = json.loads(capsys.readouterr().out)
+    return doc
+
+
+@pytest.mark.parametrize(("method", "measures", "options", "flags"), [
+    ("scenarios", ["AP", "alpha_nDCG@20"], {"scenarios": ["graded_relevance", "short_lists"], "seed": 3},
+     ["--scenarios", "graded_relevance", "short_lists", "--seed", "3"]),
+    ("robustness", ["nPrf(profile=trec)@20"], {"sizes": [5, 30], "repetitions": 2, "seed": 4},
+     ["--sizes", "5", "30", "--repetitions", "2", "--seed", "4"]),
+])
+def test_simulation_jobs_give_the_cli_document(deployed: tuple[Deployment, dict], shared_data: Path,
+                                               capsys: pytest.CaptureFixture[str], method: str, measures: list[str],
+                                               options: dict[str, Any], flags: list[str]) -> None:
+    """scenarios and robustness evaluate perturbed copies of the runs: from runs, or from an evaluation job's
+    own runs evaluated again (its results alone cannot be perturbed)."""
+    d, ids = deployed
+    expected = _cli_document(shared_data, capsys, method, measures, *flags)
+    job = d.post("/v1/meta-evaluations", json={"method": method, "options": options, "collection": ids["collection"],
+                                                "runs": ids["runs"], "measures": measures})
+    assert job.status_code == 202, job.get_data(as_text=True)
+    done = d.run(job.json["id"])
+    assert done["state"] == "succeeded", done
+    served = d.get(f"/v1/jobs/{done['id']}/result").json
+    assert served == expected
+    text = d.get(f"/v1/jobs/{done['id']}/result?format=table").get_data(as_text=True)
+    assert text.startswith(method) and measures[0] in text
+    if method == "scenarios":  # the evaluation job's measures (a subset here) on its runs
+        again = d.post("/v1/meta-evaluations", json={"method": method, "options": options,
+                                                      "evaluation": ids["evaluation"], "measures": ["AP"]})
+        assert again.status_code == 202, again.get_data(as_text=True)
+        assert again.json["evaluation"] is None and again.json["runs"] == ids["runs"]
+        redone = d.run(again.json["id"])
+        assert redone["state"] == "succeeded", redone
+        assert d.get(f"/v1/jobs/{redone['id']}/result").json == _cli_document(shared_data, capsys, method, ["AP"],
+                                                                               *flags)
+
+
+def test_bad_simulation_requests(deployed: tuple[Deployment, dict]) -> None:
+    d, ids = deployed
+    for options in ({"scenarios": ["vibes"]}, {"scenarios": "short_lists"}, {"seed": -1}, {"resamples": 5}):
+        r = d.post("/v1/meta-evaluations", json={"method": "scenarios", "options": options,
+                                                  "evaluation": ids["evaluation"]})
+        assert r.status_code == 422 and r.json["code"] == "invalid-meta-request", r.get_data(as_text=True)
+    for options in ({"sizes": [0]}, {"sizes": []}, {"sizes": ["ten"]}, {"repetitions": 0}, {"tau": "tau_ap"},
+                    {"per_triplet": 101}):
+        r = d.post("/v1/meta-evaluations", json={"method": "robustness", "options": options,
+                                                  "collection": ids["collection"], "runs": ids["runs"],
+                                                  "measures": ["nPrf(profile=trec)@20"]})
+        assert r.status_code == 422 and r.json["code"] == "invalid-meta-request", r.get_data(as_text=True)
+    job = d.post("/v1/meta-evaluations", json={"method": "robustness", "evaluation": ids["evaluation"]})
+    assert job.status_code == 202
+    failed = d.run(job.json["id"])  # the evaluation's measures are no preference measures
+    assert failed["state"] == "failed" and failed["error"]["code"] == "invalid-request"
+    assert "Prf and nPrf, not AP" in failed["error"]["message"]

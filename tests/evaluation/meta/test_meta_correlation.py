@@ -135,3 +135,27 @@ def test_correlation_matrix() -> None:
     sym = correlation_matrix(table, "tau_ap_sym")
     np.testing.assert_allclose(sym, (ap + ap.T) / 2)
     np.testing.assert_allclose(correlation_matrix(table, "tau_a"), tau)  # no ties here: a = b
+
+
+def _tied_table(*measures: str) -> ScoreTable:
+    """Issue 17's example: runs a (0.5, 0.5), b (0.4, 0.6), c (0.2, 0.2) on two topics -- a and b tie in mean."""
+    runs = np.array([[0.5, 0.5], [0.4, 0.6], [0.2, 0.2]])
+    return ScoreTable(measures, ("a", "b", "c"), ("q1", "q2"), np.stack([runs] * len(measures)))
+
+
+@pytest.mark.parametrize("method", ["tau_a", "tau_b", "tau_ap", "tau_ap_sym"])
+def test_the_diagonal_is_a_measure_against_an_exact_copy(method: str) -> None:
+    """8.5: tied pairs are neither concordant nor discordant, also when a measure meets itself (tau_a: 2/3)."""
+    tau = correlation_matrix(_tied_table("M", "Mcopy"), method)  # type: ignore[arg-type]
+    assert tau[0, 0] == tau[1, 1] == tau[0, 1] == tau[1, 0]
+    assert tau[0, 0] == pytest.approx(2 / 3 if method == "tau_a" else 1.0, abs=1e-12)
+
+
+@pytest.mark.parametrize("method", ["tau_a", "tau_b", "tau_ap", "tau_ap_sym"])
+def test_undefined_diagonals_are_nan_as_off_the_diagonal(method: str) -> None:
+    """One run, or (tau_b) a measure tying every run: the copy's correlation is undefined, and so the diagonal."""
+    one = ScoreTable(("M", "Mcopy"), ("a",), ("q1",), np.array([[[0.5]], [[0.5]]]))
+    assert np.isnan(correlation_matrix(one, method)).all()  # type: ignore[arg-type]
+    flat = ScoreTable(("M", "Mcopy"), ("a", "b"), ("q1",), np.full((2, 2, 1), 0.3))
+    tau = correlation_matrix(flat, method)  # type: ignore[arg-type]
+    assert np.array_equal(np.isnan(tau), np.full((2, 2), method == "tau_b"))

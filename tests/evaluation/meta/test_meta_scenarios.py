@@ -1,5 +1,5 @@
 """The simulated scenarios of spec 8.2: seeded perturbations of judgments, intent weights and runs that the
-evaluator scores as usual."""
+evaluator scores as usual, and the ``scenarios`` meta-evaluation method (MU on each)."""
 
 from __future__ import annotations
 
@@ -19,6 +19,9 @@ from evaluation.meta import (
     simulate,
     truncate_runs,
 )
+from evaluation.meta.methods import run_method
+from evaluation.meta.scenarios import scenario_rng, scenario_table
+from evaluation.meta.sources import Sources
 from evaluation.model import Qrels, Run
 from evaluation.ranking import rank_run
 
@@ -139,3 +142,37 @@ def test_weights_change_intent_aware_scores_only() -> None:
     plain = ScoreTable.from_run_scores(evaluate(q, runs, ["AP", "nDCG_IA@10"]))
     np.testing.assert_array_equal(base.values[0], plain.values[0])
     assert not np.array_equal(base.values[1], plain.values[1])
+
+
+def test_scenario_table_draws_from_its_own_generator() -> None:
+    """One generator per (seed, scenario): a scenario's scores do not depend on the others run with it."""
+    sources = Sources(qrels(), tuple(run(n, i, 30) for i, n in enumerate("abcd")))
+    for k, name in enumerate(SCENARIOS):
+        table = scenario_table(sources, MEASURES, name, 3)
+        by_hand = score_scenario(simulate(name, sources.qrels, sources.runs, np.random.default_rng([3, k])), MEASURES)
+        np.testing.assert_array_equal(table.values, by_hand.values)
+    with pytest.raises(ValueError):
+        scenario_rng(0, "nope")
+
+
+def test_the_scenarios_method_document() -> None:
+    sources = Sources(qrels(), tuple(run(n, i, 30) for i, n in enumerate("abcd")))
+    table = ScoreTable.from_run_scores(sources.evaluate(MEASURES))
+    doc = run_method("scenarios", table, {"scenarios": ["short_lists", "graded_relevance"], "seed": 4},
+                     sources=sources)
+    assert doc["meta"] == {"method": "scenarios", "measures": MEASURES, "runs": 4, "topics": 3}
+    assert doc["simulated"] == ["short_lists", "graded_relevance"] and doc["seed"] == 4 and doc["strict"] is False
+    official = run_method("unanimity", table)["unanimity"]
+    for name in ("short_lists", "graded_relevance"):
+        mu = metric_unanimity(scenario_table(sources, MEASURES, name, 4)).as_dict()
+        for m in MEASURES:
+            assert doc["scenarios"][m]["official"] == official[m]
+            assert doc["scenarios"][m][name] == pytest.approx(mu[m], abs=0)
+    assert doc["pairs"] == {"official": 4 * 3 * 3, "short_lists": 36, "graded_relevance": 36}
+    every = run_method("scenarios", table, {"seed": 4}, sources=sources)
+    assert every["simulated"] == list(SCENARIOS)
+    assert every["scenarios"]["AP"]["short_lists"] == doc["scenarios"]["AP"]["short_lists"]
+    narrow = run_method("scenarios", table, {"against": ["AP", "nDCG@10"], "strict": True}, sources=sources)
+    assert narrow["against"] == ["AP", "nDCG@10"] and narrow["strict"] is True
+    with pytest.raises(ValueError, match="evaluates perturbed judgments and runs"):
+        run_method("scenarios", table)

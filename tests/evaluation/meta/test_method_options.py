@@ -30,6 +30,21 @@ def test_every_option_is_a_param_with_a_usable_default() -> None:
     ("correlation", {"method": "tau_c"}, "correlation: method must be one of tau_a, tau_b, tau_ap, tau_ap_sym,"
                                          " not 'tau_c'"),
     ("unanimity", {"nope": 1}, "unanimity has no option nope; it takes against, strict"),
+    ("scenarios", {"scenarios": ["short_lists", "vibes"]},
+     "scenarios: scenarios may list only graded_relevance, aspect_weights, random_truncation, short_lists,"
+     " not 'vibes'"),
+    ("scenarios", {"scenarios": "short_lists"}, "scenarios: scenarios must be a list, not 'short_lists'"),
+    ("scenarios", {"seed": -1}, "scenarios: seed must be >= 0"),
+    ("scenarios", {"against": [1]}, "scenarios: lists of measures and scenarios hold names (strings)"),
+    ("robustness", {"sizes": [10, 0]}, "robustness: sizes must list 1 to 50 whole numbers of triplets per topic,"
+                                       " each from 1 to 100000"),
+    ("robustness", {"sizes": []}, "robustness: sizes must list 1 to 50 whole numbers of triplets per topic,"
+                                  " each from 1 to 100000"),
+    ("robustness", {"sizes": [2.5]}, "robustness: sizes must list 1 to 50 whole numbers of triplets per topic,"
+                                     " each from 1 to 100000"),
+    ("robustness", {"repetitions": 0}, "robustness: repetitions must be between 1 and 1000"),
+    ("robustness", {"tau": "tau_ap"}, "robustness: tau must be one of tau_a, tau_b, not 'tau_ap'"),
+    ("robustness", {"per_triplet": 0}, "robustness: per_triplet must be between 1 and 100"),
     # the type of every option is checked before any range
     ("discriminative-power", {"resamples": 0, "alpha": "x"}, "discriminative-power: alpha must be a number, not 'x'"),
 ])
@@ -42,3 +57,11 @@ def test_a_bad_option_is_refused_with_its_method_and_name(method: str, given: di
 def test_defaults_fill_what_is_not_given() -> None:
     assert options_for("discriminative-power", {"alpha": 0.01}) == {"resamples": 1000, "alpha": 0.01, "seed": 0}
     assert options_for("unanimity", {"against": ["AP"]}) == {"against": ("AP",), "strict": False}
+
+
+def test_the_simulation_methods_defaults() -> None:
+    assert options_for("scenarios", {}) == {"scenarios": (), "against": (), "strict": False, "seed": 0}
+    assert options_for("robustness", {"sizes": [5, 50.0]}) == {"sizes": (5, 50), "repetitions": 10, "per_triplet": 5,
+                                                                "tau": "tau_a", "seed": 0}
+    assert METHODS["scenarios"].needs_inputs and METHODS["robustness"].needs_inputs
+    assert not any(METHODS[m].needs_inputs for m in ("unanimity", "correlation", "discriminative-power"))
