@@ -84,6 +84,7 @@ class Settings:
     health_queue_stale_seconds: float = 300.0  # ... or when a job has been queued longer than this
     split_runs: int = 10  # an evaluation job is split into parts of at least this many runs (0: never split)
     split_max_parts: int = 16  # ... and into at most this many parts
+    catalogue_dir: Path | None = None  # where published judgment sets lie (POST /v1/collections/import)
     extra: dict[str, str] = field(default_factory=dict)
 
     @property
@@ -116,8 +117,8 @@ class Settings:
         (default 10), ``EVALSERVE_WORKER_HEARTBEAT_SECONDS``
         (default 5), ``EVALSERVE_HEALTH_WORKER_STALE_SECONDS`` (default 30), ``EVALSERVE_HEALTH_QUEUE_STALE_SECONDS``
         (default 300), ``EVALSERVE_SPLIT_RUNS`` (default 10: jobs of 20 runs or more are split over workers in parts of
-        at least 10 runs; 0 never splits), ``EVALSERVE_SPLIT_MAX_PARTS`` (default 16); the per-user limits:
-        ``Limits.from_env``."""
+        at least 10 runs; 0 never splits), ``EVALSERVE_SPLIT_MAX_PARTS`` (default 16), ``EVALSERVE_CATALOGUE_DIR``
+        (published judgment sets the admin route may load; default none); the per-user limits: ``Limits.from_env``."""
         env = dict(os.environ if environ is None else environ)
         data_dir = Path(env.get("EVALSERVE_DATA_DIR") or default_data_dir()).expanduser()
         database_url = _normalise_database_url(env.get("DATABASE_URL") or f"sqlite:///{data_dir / 'evalserve.db'}")
@@ -153,6 +154,8 @@ class Settings:
             health_queue_stale_seconds=float(env.get("EVALSERVE_HEALTH_QUEUE_STALE_SECONDS", "300")),
             split_runs=int(env.get("EVALSERVE_SPLIT_RUNS", "10")),
             split_max_parts=int(env.get("EVALSERVE_SPLIT_MAX_PARTS", "16")),
+            catalogue_dir=Path(env["EVALSERVE_CATALOGUE_DIR"]).expanduser() if env.get("EVALSERVE_CATALOGUE_DIR")
+            else None,
         )
 
 

@@ -128,6 +128,11 @@ class Collection(Base):
     warnings: Mapped[list[Any]] = mapped_column(default=list)
     #: hidden collections (a task's judgments) are seen only by their owner and admins
     hidden: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
+    #: a published judgment set loaded from the benchmark catalogue (``service.catalogue``): its key, how to cite
+    #: it, and its topics' descriptions (topic -> {query, description, type, subtopics})
+    catalogue_key: Mapped[str | None] = mapped_column(String(80), nullable=True, unique=True, index=True)
+    citation: Mapped[str] = mapped_column(Text, default="", server_default="")
+    topics: Mapped[dict[str, Any]] = mapped_column(default=dict, server_default="{}")
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
 
 

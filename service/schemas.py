@@ -83,11 +83,36 @@ class CollectionSchema(ma.Schema):
     intent_weights = StoredFile("intent_weights", allow_none=True)
     side_inputs = ma.fields.Dict(metadata={"description": "side-input files by kind: {filename, sha256}"})
     hidden = ma.fields.Boolean(metadata={"description": "seen only by its owner and admins"})
+    catalogue_key = ma.fields.String(allow_none=True, metadata={
+        "description": "the published judgment set it was loaded from (evalserve collections import), if any"})
+    citation = ma.fields.String(metadata={"description": "how to cite the judgments (catalogue collections)"})
     n_topics = ma.fields.Integer()
     n_judgments = ma.fields.Integer()
     n_intents = ma.fields.Integer()
     warnings = ma.fields.List(ma.fields.Nested(ProblemItemSchema))
     created_at = UtcDateTime()
+
+
+class CatalogueImportSchema(ma.Schema):
+    keys = ma.fields.List(ma.fields.String(), load_default=list, metadata={
+        "description": "published sets to load (evalserve collections list); none: every one the server has"})
+
+
+class CatalogueLoadedSchema(ma.Schema):
+    key = ma.fields.String()
+    status = ma.fields.String(metadata={"description": "created, exists (loaded before) or missing (its files are"
+                                                       " not in the server's catalogue directory)"})
+    collection = ma.fields.String(allow_none=True)
+    detail = ma.fields.String()
+
+
+class CatalogueImportedSchema(ma.Schema):
+    loaded = ma.fields.List(ma.fields.Nested(CatalogueLoadedSchema))
+
+
+class TopicsSchema(ma.Schema):
+    topics = ma.fields.Dict(metadata={"description": "topic -> {query, description, type, subtopics: [{number,"
+                                                     " type, text}]}; empty when the collection has none"})
 
 
 class RunFormSchema(ma.Schema):

@@ -64,3 +64,20 @@ def one_run(st: ServiceState, token: Token, run_id: str) -> RunRecord:
     """The caller's run, or a 404."""
     with st.db.session() as s:
         return visible_row(s, RunRecord, run_id, "run", token)
+
+
+def collection_topics(st: ServiceState, token: Token, collection_id: str) -> dict[str, Any]:
+    """The topic descriptions of a collection the caller may read (catalogue collections have them)."""
+    return {"topics": one_collection(st, token, collection_id).topics or {}}
+
+
+def import_published(st: ServiceState, token: Token, keys: list[str]) -> dict[str, Any]:
+    """Load published judgment sets from the server's catalogue directory (admins only: the route requires it)."""
+    from service.catalogue.loader import load_published
+
+    root = st.settings.catalogue_dir
+    if root is None or not root.is_dir():
+        raise ServiceError(422, "catalogue-unavailable", "this server has no catalogue directory"
+                           " (EVALSERVE_CATALOGUE_DIR); an operator can run 'evalserve collections import --from"
+                           " DIR' instead")
+    return {"loaded": load_published(st, token.id, root, keys)}

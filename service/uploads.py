@@ -19,6 +19,7 @@ from evaluation.side_registry import side_reader
 from service.errors import ServiceError
 from service.models import Collection, RunRecord, new_id
 from service.state import ServiceState
+from service.stores import HasStores
 from service.streamed_runs import STREAM_FROM_BYTES, parse_streamed
 
 
@@ -48,7 +49,7 @@ def _checked(parsed: Parsed[Any], filename: str) -> Any:
     return parsed.value
 
 
-def create_collection(st: ServiceState, owner_id: str, form: dict[str, Any], qrels: tuple[str, bytes],
+def create_collection(st: HasStores, owner_id: str, form: dict[str, Any], qrels: tuple[str, bytes],
                       intent_weights: tuple[str, bytes] | None,
                       side: dict[str, tuple[str, bytes]] | None = None) -> Collection:
     """Validate the judgments (intent weights, side inputs) and store the collection; immutable from now on."""
@@ -79,6 +80,7 @@ def create_collection(st: ServiceState, owner_id: str, form: dict[str, Any], qre
             intent_weights_filename=intent_weights[0] if intent_weights else None,
             n_topics=len(judged.topics), n_judgments=len(judged), n_intents=len(judged.intents), warnings=warnings,
             side_inputs=side_inputs, hidden=bool(form.get("hidden", False)),
+            catalogue_key=form.get("catalogue_key"), citation=form.get("citation", ""), topics=form.get("topics", {}),
         )
         s.add(row)
     return row

@@ -32,6 +32,8 @@ COMMANDS: tuple[Command, ...] = (
     Command("worker", "serve", "start evaluation workers and a webhook worker, restarted if they die (same"
             " DATABASE_URL and REDIS_URL as the API)"),
     Command("tokens", "tokens", "create, list or revoke API tokens"),
+    Command("collections", "collections", "list the benchmark catalogue, or import published judgment sets (TREC"
+            " Web 2009-2014, NTCIR WWW) as public collections"),
     Command("openapi", "openapi", "print the API's OpenAPI document"),
     Command("migrate", "migrate", "upgrade the database schema (DATABASE_URL, default the embedded SQLite file) to"
             " the newest version; safe to repeat"),

@@ -1,4 +1,4 @@
-"""Plots of meta-evaluation results (matplotlib, imported on use; ``pip install 'evalserve[plots]'``): ASL
+"""Plots of meta-evaluation results (matplotlib, a dependency of every install, imported on use): ASL
 curves (spec 8.4) and per-topic score distributions per run. PNG or SVG, chosen by the file name."""
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ def _pyplot() -> Any:
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
     except ImportError:
-        raise InputError.single("plots-unavailable", "plots need matplotlib: pip install 'evalserve[plots]'") from None
+        raise InputError.single("plots-unavailable", "plots need matplotlib: pip install matplotlib") from None
     return plt
 
 

@@ -15,7 +15,14 @@ from service import stored_inputs
 from service.auth import current_token, require
 from service.idempotency import idempotent
 from service.problems import PROBLEM_JSON, ProblemSchema
-from service.schemas import CollectionFilesSchema, CollectionFormSchema, CollectionSchema
+from service.schemas import (
+    CatalogueImportedSchema,
+    CatalogueImportSchema,
+    CollectionFilesSchema,
+    CollectionFormSchema,
+    CollectionSchema,
+    TopicsSchema,
+)
 from service.state import state
 from service.upload_limits import check_upload
 from service.uploads import create_collection
@@ -55,12 +62,36 @@ class Collections(MethodView):
         return row, 201, {"Location": f"/v1/collections/{row.id}"}
 
 
+@blp.route("/import")
+class CatalogueImport(MethodView):
+    @require("admin")
+    @blp.arguments(CatalogueImportSchema)
+    @blp.response(200, CatalogueImportedSchema)
+    @blp.alt_response(422, schema=ProblemSchema, content_type=PROBLEM_JSON,
+                      description="an unknown key, or no catalogue directory on this server")
+    def post(self, body: dict[str, Any]) -> Any:
+        """Load published judgment sets (TREC Web 2009-2014, NTCIR WWW) from the server's catalogue directory
+        (``EVALSERVE_CATALOGUE_DIR``) as public collections with their citation and topics; sets loaded before
+        are left as they are."""
+        return stored_inputs.import_published(state(), current_token(), body["keys"])
+
+
 @blp.route("/<string:collection_id>")
 class OneCollection(MethodView):
     @require("read")
     @blp.response(200, CollectionSchema)
     def get(self, collection_id: str) -> Any:
         return stored_inputs.one_collection(state(), current_token(), collection_id)
+
+
+@blp.route("/<string:collection_id>/topics")
+class CollectionTopics(MethodView):
+    @require("read")
+    @blp.response(200, TopicsSchema)
+    @blp.alt_response(404, schema=ProblemSchema, content_type=PROBLEM_JSON, description="no such collection")
+    def get(self, collection_id: str) -> Any:
+        """The collection's topic descriptions (query, description, subtopics) where it has them."""
+        return stored_inputs.collection_topics(state(), current_token(), collection_id)
 
 
 class HierarchyQuerySchema(ma.Schema):
