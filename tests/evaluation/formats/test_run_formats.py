@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -140,3 +141,26 @@ def test_tied_positions_are_ranked_in_file_order_with_a_warning(capsys: pytest.C
 
 def test_run_formats_are_the_documented_ones() -> None:
     assert RUN_FORMATS == ("auto", "trec", "evall", "pyevall-json", "pyevall-tsv")
+
+
+def _doc_examples() -> list[str]:
+    """The example files of docs/formats.md's "EvALL and PyEvALL runs" section (its fenced blocks but commands)."""
+    text = (Path(__file__).resolve().parents[3] / "docs" / "formats.md").read_text()
+    section = text.split("## EvALL and PyEvALL runs", 1)[1].split("\n## ", 1)[0]
+    blocks = re.findall(r"^```(\w*)\n(.*?)^```", section, flags=re.MULTILINE | re.DOTALL)
+    return [body for lang, body in blocks if lang != "bash"]
+
+
+DOC_EXAMPLES = _doc_examples()
+
+
+def test_the_formats_page_has_an_example_of_each_format() -> None:
+    assert len(DOC_EXAMPLES) == 3
+
+
+@pytest.mark.parametrize(("example", "fmt"), list(zip(DOC_EXAMPLES, ["evall", "pyevall-json", "pyevall-tsv"])))
+def test_the_documented_examples_read_cleanly_in_their_format(example: str, fmt: str) -> None:
+    assert detect_run_format(example.encode()) == fmt
+    parsed = parse_run_as(Blob.from_bytes(example.encode(), "example"), "auto")
+    assert parsed.problems == () and parsed.value is not None
+    assert parsed.value.topics == ("q1", "q2") and parsed.value.docno[0].rstrip(b"\0") == b"d3"
