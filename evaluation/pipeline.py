@@ -15,7 +15,9 @@ from pathlib import PurePath
 from typing import Any
 
 from evaluation.evaluator import Evaluator, RunScores, shown_topics
-from evaluation.formats import Blob, parse_evall, parse_intent_weights, parse_qrels, parse_run
+from evaluation.formats import Blob, load, parse_evall, parse_intent_weights, parse_qrels
+from evaluation.formats.run_formats import RUN_FORMATS as RUN_FORMATS  # run layouts: TREC, EvALL, PyEvALL
+from evaluation.formats.run_formats import check_run_format, file_head, parse_run_as, resolve_run_format, text_head
 from evaluation.formats.trec_run import RunFile, parse_run_file
 from evaluation.measures.base import Measure
 from evaluation.measures.registry import default_registry
@@ -103,9 +105,30 @@ def _read(source: Any, reader: Callable[[Blob], Parsed[Any]], pool: TaskPool | N
     if isinstance(source, RunFile):
         parsed, sha256 = parse_run_file(source, pool)
         return _Read(parsed, file=(file_label_of(source.name), sha256) if sha256 is not None else None)
+    if isinstance(source, _RunFileAs):
+        try:
+            source = load(source.file.path, limits=source.file.limits)
+        except InputError as exc:
+            return _Read(error=exc)
     if isinstance(source, Blob):
         return _Read(reader(source), file=(file_label(source), source.sha256))
     return _Read(value=source)
+
+
+@dataclass(frozen=True)
+class _RunFileAs:
+    """A run file in a format other than TREC: read whole (``load``), then by that format's reader."""
+
+    file: RunFile
+
+
+def _run_source(source: Any, fmt: str) -> Any:
+    """A ``RunFile`` stays on the TREC fast path when it is TREC (named, or detected from its first line)."""
+    if isinstance(source, RunFile) and fmt != "trec":
+        head = text_head(source.data) if source.data is not None else file_head(source.path)
+        if resolve_run_format(fmt, head) != "trec":
+            return _RunFileAs(source)
+    return source
 
 
 class _Collector:
@@ -144,6 +167,7 @@ def load_inputs(
     runs: Sequence[Opened | Run | RunFile],
     *,
     qrels_format: str = "auto",
+    run_format: str = "auto",
     intent_weights: Opened | IntentWeights | None = None,
     side: Mapping[str, Opened] | None = None,
     progress: Progress | None = None,
@@ -155,7 +179,10 @@ def load_inputs(
     are (they have no file hash in ``files``); a ``RunFile`` is read from its path in bounded memory. With
     ``threads`` > 1 the inputs are read at the same time (``task_pool``); the result is the same.
     ``on_judgments`` is called with judgments read from a file as soon as they are read, so work that needs
-    only them (``Evaluator.warm_up``) is done while the runs are still being read."""
+    only them (``Evaluator.warm_up``) is done while the runs are still being read. ``run_format`` is the layout
+    of every run file (``RUN_FORMATS``; ``auto``: each run's own, detected from its first line)."""
+    check_run_format(run_format)
+    read_run = partial(parse_run_as, fmt=run_format)
     found = _Collector()
     with task_pool(threads) as pool:
         judging = None if isinstance(qrels, Qrels) else pool.submit(
@@ -166,7 +193,8 @@ def load_inputs(
         # ``runs`` may fetch each item as it is asked for (a worker's stored runs): it is iterated once, and with
         # one thread each run is fetched and parsed only when the loop below reaches it (one run held at a time)
         ahead = list(runs) if pool.parallel else None
-        reading = [pool.submit(partial(_read, source, parse_run, pool)) for source in ahead or ()]
+        reading = [pool.submit(partial(_read, _run_source(source, run_format), read_run, pool))
+                   for source in ahead or ()]
         judged: tuple[Qrels, IntentWeights | None] | None = (
             (qrels, None) if judging is None else found.take(judging.result()))  # type: ignore[assignment]
         weights = judged[1] if judged else None
@@ -178,7 +206,8 @@ def load_inputs(
             if progress is not None:
                 name = source.name if isinstance(source, (Blob, Run, RunFile)) else "?"
                 progress(f"reading run {i + 1} of {len(runs)}: {file_label_of(name)}", i / max(1, len(runs)))
-            parsed_runs.append(found.take(_read(source, parse_run) if ahead is None else reading[i].result()))
+            parsed_runs.append(found.take(_read(_run_source(source, run_format), read_run) if ahead is None
+                                          else reading[i].result()))
     if found.errors or found.omitted:
         raise InputError(found.problems, found.omitted)
     check_run_names(parsed_runs)

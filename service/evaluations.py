@@ -117,8 +117,8 @@ def submit_runs(st: ServiceState, owner_id: str, admin: bool, form: dict[str, An
     """Validate run files, store them and a queued evaluation of them in one transaction, and publish the job.
     A bad measure is reported together with the problems of every run file, in one 422, before anything is
     stored."""
-    _check_measures_and_runs(measures, files, st)
-    checked = check_runs(files, st.settings.decode_limits)
+    _check_measures_and_runs(measures, files, st, form["run_format"])
+    checked = check_runs(files, st.settings.decode_limits, form["run_format"])
     with st.db.session() as s:
         runs = store_runs(s, st, owner_id, form["collection"], checked, admin=admin)
         s.flush()
@@ -129,13 +129,14 @@ def submit_runs(st: ServiceState, owner_id: str, admin: bool, form: dict[str, An
     return job
 
 
-def _check_measures_and_runs(measures: list[str], files: list[tuple[str, bytes]], st: ServiceState) -> None:
+def _check_measures_and_runs(measures: list[str], files: list[tuple[str, bytes]], st: ServiceState,
+                             run_format: str) -> None:
     """A bad measure name is reported together with the problems of every run file, in one 422."""
     try:
         requested_measures(measures)
     except ServiceError as bad_measures:
         try:
-            check_runs(files, st.settings.decode_limits)
+            check_runs(files, st.settings.decode_limits, run_format)
         except ServiceError as bad_runs:
             if bad_runs.status != 422:
                 raise

@@ -150,6 +150,8 @@ class RunRecord(Base):
     n_rows: Mapped[int] = mapped_column(Integer)
     warnings: Mapped[list[Any]] = mapped_column(default=list)
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    #: the layout the bytes are read in (``evaluation.pipeline.RUN_FORMATS``, never ``auto``: resolved on upload)
+    run_format: Mapped[str] = mapped_column(String(20), default="trec", server_default="trec")
 
 
 class Job(Base):

@@ -9,7 +9,7 @@ from flask_smorest.fields import Upload
 
 from evaluation.judged_ranking import TOPIC_POLICIES
 from evaluation.meta.methods import METHODS
-from evaluation.pipeline import QRELS_FORMATS
+from evaluation.pipeline import QRELS_FORMATS, RUN_FORMATS
 from evaluation.ranking import TIE_POLICIES
 from evaluation.report import FORMATS
 from evaluation.side_registry import SIDE_KINDS
@@ -115,14 +115,26 @@ class TopicsSchema(ma.Schema):
                                                      " type, text}]}; empty when the collection has none"})
 
 
+RUN_FORMAT_DESCRIPTION = ("the run file's layout: trec ('qid Q0 docno rank score tag'), evall (EvALL's ranking"
+                          " output, TSV 'test case, id' in rank order), pyevall-json or pyevall-tsv (PyEvALL"
+                          " predictions: test_case, id, value = position); auto: detected from the first line")
+
+
+def run_format_field() -> ma.fields.String:
+    """The ``run_format`` argument of every route that takes run files (docs/formats.md)."""
+    return ma.fields.String(load_default="auto", validate=V.OneOf(RUN_FORMATS),
+                            metadata={"description": RUN_FORMAT_DESCRIPTION})
+
+
 class RunFormSchema(ma.Schema):
     collection = ma.fields.String(required=True, metadata={"description": "collection id"})
     name = ma.fields.String(validate=V.Length(min=1, max=300),
                             metadata={"description": "file name for a raw-body upload (default: run)"})
+    run_format = run_format_field()
 
 
 class RunFilesSchema(ma.Schema):
-    run = Upload(metadata={"description": "a TREC run 'qid Q0 docno rank score tag'; gzip ok"})
+    run = Upload(metadata={"description": "a run (TREC, EvALL or PyEvALL: run_format); gzip ok"})
 
 
 class RunSchema(ma.Schema):
@@ -133,6 +145,7 @@ class RunSchema(ma.Schema):
     sha256 = ma.fields.String()
     n_topics = ma.fields.Integer()
     n_rows = ma.fields.Integer()
+    run_format = ma.fields.String(metadata={"description": "the layout the run was read in (never auto)"})
     warnings = ma.fields.List(ma.fields.Nested(ProblemItemSchema))
     created_at = UtcDateTime()
 
@@ -187,6 +200,7 @@ class SubmissionFormSchema(ma.Schema):
     per_topic = ma.fields.Boolean(load_default=False)
     callback_url = ma.fields.String(validate=V.Length(min=1, max=2000), metadata={
         "description": CALLBACK_DESCRIPTION})
+    run_format = run_format_field()
 
 
 class SubmissionFilesSchema(ma.Schema):

@@ -11,6 +11,7 @@ from typing import Any
 from sqlalchemy.orm import Session
 
 from evaluation.formats import Blob, parse_intent_weights, parse_run
+from evaluation.formats.run_formats import parse_run_as, resolve_run_format, text_head
 from evaluation.formats.source import TOO_LARGE_CODES, DecodeLimits
 from evaluation.model import Run
 from evaluation.pipeline import parse_judgments
@@ -87,34 +88,40 @@ def create_collection(st: HasStores, owner_id: str, form: dict[str, Any], qrels:
 
 
 def create_run(st: ServiceState, owner_id: str, collection_id: str, filename: str, data: bytes, *,
-               admin: bool = False) -> RunRecord:
-    """Validate a run file and store it against a collection."""
-    return create_runs(st, owner_id, collection_id, [(filename, data)], admin=admin)[0]
+               admin: bool = False, run_format: str = "auto") -> RunRecord:
+    """Validate a run file (in ``run_format``) and store it against a collection."""
+    return create_runs(st, owner_id, collection_id, [(filename, data)], admin=admin, run_format=run_format)[0]
 
 
 @dataclass(frozen=True)
 class CheckedRun:
-    """A run file that passed validation: its bytes, the parsed run and the reader's warnings."""
+    """A run file that passed validation: its bytes, the parsed run, the reader's warnings and the format it was
+    read in (never ``auto``)."""
 
     filename: str
     data: bytes
     run: Run
     warnings: list[dict[str, Any]]
+    run_format: str = "trec"
 
 
-def check_runs(files: list[tuple[str, bytes]], limits: DecodeLimits) -> list[CheckedRun]:
-    """Validate every run file: all pass, or a 422 with the problems of every refused file (each problem names
-    its file in ``source``); a file too large once decompressed is a 413 at once."""
+def check_runs(files: list[tuple[str, bytes]], limits: DecodeLimits, run_format: str = "auto") -> list[CheckedRun]:
+    """Validate every run file, read in ``run_format`` (``auto``: each file's own, detected from its first line):
+    all pass, or a 422 with the problems of every refused file (each problem names its file in ``source``); a
+    file too large once decompressed is a 413 at once."""
     checked: list[CheckedRun] = []
     problems: list[dict[str, Any]] = []
     refused: list[str] = []
     for filename, data in files:
-        streamed = parse_streamed(data, filename, limits) if len(data) >= STREAM_FROM_BYTES else None
+        fmt = resolve_run_format(run_format, text_head(data))
+        streamed = parse_streamed(data, filename, limits) if fmt == "trec" and len(data) >= STREAM_FROM_BYTES \
+            else None
         if streamed is not None:  # a large clean run, parsed from a file (no text copy in memory)
             checked.append(CheckedRun(filename, data, streamed, []))
             continue
         try:
-            parsed = parse_run(to_blob(data, filename, limits))
+            blob = to_blob(data, filename, limits)
+            parsed = parse_run(blob) if fmt == "trec" else parse_run_as(blob, fmt)
             run = _checked(parsed, filename)
         except ServiceError as exc:
             if exc.status == 413:
@@ -122,7 +129,7 @@ def check_runs(files: list[tuple[str, bytes]], limits: DecodeLimits) -> list[Che
             refused.append(filename)
             problems.extend(exc.problems)
             continue
-        checked.append(CheckedRun(filename, data, run, [p.as_dict() for p in parsed.warnings]))
+        checked.append(CheckedRun(filename, data, run, [p.as_dict() for p in parsed.warnings], fmt))
     if refused:
         raise ServiceError(422, "invalid-upload", f"{len(refused)} of {len(files)} run file(s) have errors"
                          f" ({', '.join(refused[:5])}); nothing was stored", problems)
@@ -137,16 +144,16 @@ def store_run(s: Session, st: ServiceState, owner_id: str, collection_id: str, c
     """Add a validated run to the session (the caller commits)."""
     row = RunRecord(id=new_id("run"), owner_id=owner_id, collection_id=collection_id, name=checked.run.name,
                     filename=checked.filename, sha256=st.blobs.put(s, checked.data), n_topics=len(checked.run.topics),
-                    n_rows=len(checked.run), warnings=checked.warnings)
+                    n_rows=len(checked.run), warnings=checked.warnings, run_format=checked.run_format)
     s.add(row)
     return row
 
 
 def create_runs(st: ServiceState, owner_id: str, collection_id: str, files: list[tuple[str, bytes]], *,
-                admin: bool = False) -> list[RunRecord]:
+                admin: bool = False, run_format: str = "auto") -> list[RunRecord]:
     """Validate every run file, then store all of them in one transaction -- or none. Runs for a hidden
     collection (a task's judgments) are refused like a missing collection unless the caller owns it."""
-    checked = check_runs(files, st.settings.decode_limits)
+    checked = check_runs(files, st.settings.decode_limits, run_format)
     with st.db.session() as s:
         return store_runs(s, st, owner_id, collection_id, checked, admin=admin)
 

@@ -23,7 +23,7 @@ from evaluation.formats.trec_run import RunFile
 from evaluation.judged_ranking import TOPIC_POLICIES
 from evaluation.measures.registry import default_registry
 from evaluation.model import IntentWeights, Qrels
-from evaluation.pipeline import QRELS_FORMATS, Opened, load_inputs, run_evaluation
+from evaluation.pipeline import QRELS_FORMATS, RUN_FORMATS, Opened, load_inputs, run_evaluation
 from evaluation.problems import InputError, MeasureError, Problem
 from evaluation.ranking import TIE_POLICIES
 from evaluation.report import FORMATS
@@ -38,7 +38,8 @@ def register(sub: Any) -> None:
     p = sub.add_parser(
         "evaluate",
         help=help_of("evaluate"),
-        description="Evaluate TREC runs against qrels. Inputs may be gzip-compressed; '-' reads a run from stdin.",
+        description="Evaluate runs (TREC, EvALL or PyEvALL) against qrels. Inputs may be gzip-compressed; '-'"
+        " reads a run from stdin.",
         epilog="example: evalserve evaluate --qrels qrels.txt --run bm25.run -m AP -m nDCG@10 --per-topic",
     )
     p.add_argument("--qrels", required=True, metavar="FILE",
@@ -50,7 +51,12 @@ def register(sub: Any) -> None:
     for kind in SIDE_KINDS.values():  # inputs some measures need (item scores, hierarchies, ...)
         p.add_argument(kind.flag, metavar="FILE", dest=f"side_{kind.name}", help=kind.description)
     p.add_argument("--run", required=True, action="append", metavar="FILE", dest="runs",
-                   help="a run 'qid Q0 docno rank score tag'; repeat for several runs")
+                   help="a run 'qid Q0 docno rank score tag' (or EvALL/PyEvALL, --run-format); repeat for"
+                   " several runs")
+    p.add_argument("--run-format", choices=RUN_FORMATS, default="auto",
+                   help="run file layout: trec, evall (TSV 'test case, id' in rank order), pyevall-json or"
+                   " pyevall-tsv (test_case, id, value = position) (default: each run's, detected from its first"
+                   " line)")
     p.add_argument("-m", "--measure", action="extend", nargs="+", metavar="NAME", dest="measures",
                    help="measure name, e.g. P@10, nDCG(gain=exp)@20, RBP(p=0.9), trec_eval names like map;"
                    f" repeatable (default: {' '.join(DEFAULT_MEASURES)})")
@@ -103,6 +109,7 @@ def run(args: argparse.Namespace) -> int:
             partial(open_input, args.qrels),
             [open_run(path) for path in args.runs],
             qrels_format=args.qrels_format,
+            run_format=args.run_format,
             intent_weights=open_input(args.intent_weights) if args.intent_weights else None,
             side=side,
             threads=args.threads,

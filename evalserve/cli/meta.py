@@ -20,7 +20,7 @@ from evaluation.meta.methods import METHODS, run_method
 from evaluation.meta.render import render_text
 from evaluation.meta.sources import Sources
 from evaluation.meta.table import ScoreTable
-from evaluation.pipeline import QRELS_FORMATS, load_inputs, run_evaluation
+from evaluation.pipeline import QRELS_FORMATS, RUN_FORMATS, load_inputs, run_evaluation
 from evaluation.problems import InputError
 from evaluation.ranking import TIE_POLICIES
 from evaluation.side_registry import SIDE_KINDS
@@ -68,6 +68,8 @@ def _inputs(p: argparse.ArgumentParser) -> None:
     for kind in SIDE_KINDS.values():
         p.add_argument(kind.flag, metavar="FILE", dest=f"side_{kind.name}", help=kind.description)
     p.add_argument("--run", action="append", metavar="FILE", dest="runs", help="a run; repeat for several runs")
+    p.add_argument("--run-format", choices=RUN_FORMATS, default="auto",
+                   help="run file layout (default: each run's, detected from its first line)")
     p.add_argument("-m", "--measure", action="extend", nargs="+", metavar="NAME", dest="measures",
                    help="measures (default: every measure of --results; required with --qrels)")
     p.add_argument("--ties", choices=TIE_POLICIES, default="trec")
@@ -90,7 +92,7 @@ def score_table(args: argparse.Namespace) -> tuple[ScoreTable, Sources | None]:
     if not (args.qrels and args.runs and args.measures):
         raise InputError.single("missing-inputs", "give --results FILE, or --qrels FILE with --run FILE and -m")
     inputs = load_inputs(open_input(args.qrels), [open_input(r) for r in args.runs],
-                         qrels_format=args.qrels_format,
+                         qrels_format=args.qrels_format, run_format=args.run_format,
                          intent_weights=open_input(args.intent_weights) if args.intent_weights else None,
                          side=side_files(args))
     report = run_evaluation(inputs, args.measures, ties=args.ties, topics=args.topics)

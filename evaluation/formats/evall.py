@@ -28,7 +28,7 @@ def parse_evall(source: SourceLike) -> Parsed[tuple[Qrels, IntentWeights]]:
     except InputError as exc:
         return Parsed(None, tuple(exc.problems))
     log = ProblemLog(source=blob.name)
-    rows = _unquote(select_rows(tokenize(blob.data, tabs_only=True), COLUMNS, log, "EvALL gold"))
+    rows = unquote(select_rows(tokenize(blob.data, tabs_only=True), COLUMNS, log, "EvALL gold"))
     grade, bad = parse_ints(rows.buf, *rows.column(2))
     if bad.any():
         report_fields(log, rows, bad, 2, "grade-not-integer", "relevance {!r} is not an integer")
@@ -53,7 +53,7 @@ def read_evall(source: SourceLike) -> tuple[Qrels, IntentWeights]:
     return parse_evall(source).unwrap()
 
 
-def _unquote(rows: Rows) -> Rows:
+def unquote(rows: Rows) -> Rows:
     """Drop one pair of surrounding double quotes from every field that has them."""
     starts, ends = rows.starts.copy(), rows.ends.copy()
     quoted = (ends - starts >= 2) & (rows.buf[starts] == _QUOTE) & (rows.buf[np.maximum(ends - 1, 0)] == _QUOTE)

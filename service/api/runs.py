@@ -71,7 +71,8 @@ class Runs(MethodView):
         if not data:
             raise ApiProblem(422, "invalid-upload", f"{filename}: the run is empty; nothing was stored")
         check_upload(files=1, stored=[data])
-        row = create_run(state(), current_token().id, query["collection"], filename, data, admin=sees_everything())
+        row = create_run(state(), current_token().id, query["collection"], filename, data, admin=sees_everything(),
+                         run_format=query["run_format"])
         return row, 201, {"Location": f"/v1/runs/{row.id}"}
 
 

@@ -13,7 +13,7 @@ from evaluation.meta.methods import CORRELATIONS
 from evaluation.meta.significance import CORRECTIONS, TESTS
 from evaluation.ranking import TIE_POLICIES
 from service.models import JOB_STATES, REGISTRATION_MODES, SORT_ORDERS, TASK_VISIBILITIES
-from service.schemas import ProblemItemSchema
+from service.schemas import ProblemItemSchema, run_format_field
 
 V = ma.validate
 #: leaderboard renderings: the JSON document, CSV, a LaTeX table, an HTML page for people
@@ -136,11 +136,12 @@ class TaskSubmissionFormSchema(ma.Schema):
     description = ma.fields.String(load_default="", validate=V.Length(max=5000))
     phase = ma.fields.String(metadata={"description": "default: the phase open now (organisers: any phase)"})
     baseline = ma.fields.Boolean(load_default=False, metadata={"description": "organisers: a baseline run"})
+    run_format = run_format_field()
 
 
 class TaskSubmissionFilesSchema(ma.Schema):
-    run = Upload(required=True, metadata={"description": "the run, TREC format 'qid Q0 docno rank score tag';"
-                                          " gzip ok"})
+    run = Upload(required=True, metadata={"description": "the run: TREC 'qid Q0 docno rank score tag', EvALL or"
+                                          " PyEvALL (run_format); gzip ok"})
 
 
 class SubmissionPatchSchema(ma.Schema):

@@ -341,7 +341,8 @@ def _submission_phase(s: Session, access: TaskAccess, requested: str | None, at:
 
 
 def submit(st: ServiceState, token: Token, task_id: str, upload: tuple[str, bytes], *, description: str = "",
-           baseline: bool = False, phase_name: str | None = None, arrival: datetime | None = None) -> SubmissionOut:
+           baseline: bool = False, phase_name: str | None = None, arrival: datetime | None = None,
+           run_format: str = "auto") -> SubmissionOut:
     """Take a participant's run: deadline and quota are checked against the request's arrival time (UTC), the
     run is validated (422 with every problem), then stored with its evaluation job in one transaction, and the
     job queued; answered with the submission as the caller sees it then."""
@@ -359,7 +360,7 @@ def submit(st: ServiceState, token: Token, task_id: str, upload: tuple[str, byte
             _check_quota(s, phase, access.participant, at)
         participant_id = access.participant.id
         _next_transaction(s)  # no transaction stays open while the run is read
-        checked = check_runs([upload], st.settings.decode_limits)[0]
+        checked = check_runs([upload], st.settings.decode_limits, run_format)[0]
         # first the write that serialises this participant's submissions (a row lock; SQLite's write lock)
         s.execute(update(Participant).where(Participant.id == participant_id)
                   .values(submissions_made=Participant.submissions_made + 1))
@@ -508,7 +509,8 @@ def new_judgments(st: ServiceState, token: Token, task_id: str, form: dict[str, 
             assert original is not None
             run = RunRecord(id=new_id("run"), owner_id=original.owner_id, collection_id=collection.id,
                             name=original.name, filename=original.filename, sha256=original.sha256,
-                            n_topics=original.n_topics, n_rows=original.n_rows, warnings=original.warnings)
+                            n_topics=original.n_topics, n_rows=original.n_rows, warnings=original.warnings,
+                            run_format=original.run_format)
             s.add(run)
             s.flush()
             job_ids.append(_evaluation_job(s, task, sub, run).id)

@@ -202,7 +202,7 @@ class Submissions(MethodView):
         check_upload(files=1, stored=[data], jobs=1)
         sub = services.submit(state(), current_token(), task_id, (upload.filename or "run", data),
                               description=form["description"], baseline=form["baseline"],
-                              phase_name=form.get("phase"), arrival=arrival)
+                              phase_name=form.get("phase"), arrival=arrival, run_format=form["run_format"])
         return sub, 202, {"Location": f"/v1/tasks/{task_id}/submissions/{sub.id}", "Retry-After": "1"}
 
 

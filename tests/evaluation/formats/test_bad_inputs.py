@@ -18,6 +18,8 @@ from typing import Any
 import pytest
 
 from evaluation.formats import parse_evall, parse_intent_weights, parse_qrels, parse_run
+from evaluation.formats.evall_run import parse_evall_run
+from evaluation.formats.pyevall_run import parse_pyevall_json, parse_pyevall_tsv
 from evaluation.formats.source import Blob
 from evaluation.problems import MAX_PROBLEMS, InputError, Parsed
 
@@ -31,6 +33,9 @@ READERS: dict[str, Callable[[Any], Parsed[Any]]] = {
     "qrels": parse_qrels,
     "evall": parse_evall,
     "intents": parse_intent_weights,
+    "evall-run": parse_evall_run,
+    "pyevall-json": parse_pyevall_json,
+    "pyevall-tsv": parse_pyevall_tsv,
 }
 
 SOURCE_CODES = {"file-not-found", "file-not-readable", "gzip-corrupt"}
@@ -44,6 +49,10 @@ CODES: dict[str, set[str]] = {
     "qrels": QRELS_CODES | SOURCE_CODES,
     "evall": QRELS_CODES | {"weight-not-numeric", "weight-negative", "conflicting-weight"} | SOURCE_CODES,
     "intents": {"wrong-column-count", "weight-not-numeric", "weight-negative", "duplicate-intent"} | SOURCE_CODES,
+    "evall-run": {"wrong-column-count", "duplicate-docno", "empty-run"},
+    "pyevall-json": {"json-syntax", "not-a-list", "item-not-object", "missing-field", "unknown-field",
+                     "field-not-string", "position-not-integer", "tied-position", "empty-run"},
+    "pyevall-tsv": {"wrong-column-count", "position-not-integer", "duplicate-docno", "tied-position"},
 }
 
 #: capped files: (omitted errors, omitted warnings) beyond the 100 listed
