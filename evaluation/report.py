@@ -28,7 +28,8 @@ from evaluation.measures.registry import default_registry
 from evaluation.problems import MeasureError, Problem
 from evaluation.version import engine_version as engine_version
 
-FORMATS = ("json", "tsv", "csv", "trec_eval")
+#: result formats; html and latex are reports for people (``evaluation.reports``)
+FORMATS = ("json", "tsv", "csv", "trec_eval", "html", "latex")
 
 
 @dataclass(frozen=True)
@@ -83,6 +84,10 @@ def render_document(doc: Mapping[str, Any], fmt: str, per_topic: bool = False) -
         return _rows(doc, per_topic, "\t" if fmt == "tsv" else ",")
     if fmt == "trec_eval":
         return _trec_eval(doc, per_topic)
+    if fmt in ("html", "latex"):
+        from evaluation.reports import render_report  # significance and axioms: loaded when a report is asked for
+
+        return render_report(doc, fmt)
     raise ValueError(f"unknown format {fmt!r}; choose one of {', '.join(FORMATS)}")
 
 

@@ -114,6 +114,9 @@ class JobKind:
 def _render_meta(document: dict[str, Any], fmt: str, per_topic: bool) -> str:
     if fmt == "json":
         return json.dumps(document, indent=2) + "\n"
+    if fmt in ("html", "latex"):
+        report: str = OnDemand("evaluation.reports", "render_report")(document, fmt)
+        return report
     text: str = OnDemand("evaluation.meta.render", "render_text")(document)
     return text
 
@@ -137,12 +140,13 @@ def _plot_meta(document: dict[str, Any], request: JobRequest, fmt: str) -> bytes
 _KINDS: tuple[JobKind, ...] = (
     JobKind(
         EVALUATION, EvaluationRequest.from_json, OnDemand("service.jobrun.runner", "evaluation_document"),
-        ("json", "tsv", "csv", "trec_eval"), OnDemand("evaluation.report", "render_document"),
-        "an evaluation result is json, tsv, csv or trec_eval", splits=True, plot=_plot_evaluation,
+        ("json", "tsv", "csv", "trec_eval", "html", "latex"), OnDemand("evaluation.report", "render_document"),
+        "an evaluation result is json, tsv, csv, trec_eval, html or latex", splits=True, plot=_plot_evaluation,
     ),
     JobKind(
         META, MetaRequest.from_json, OnDemand("service.jobrun.runner", "meta_document"),
-        ("json", "table"), _render_meta, "a meta-evaluation result is json or table", plot=_plot_meta,
+        ("json", "table", "html", "latex"), _render_meta, "a meta-evaluation result is json, table, html or latex",
+        plot=_plot_meta,
     ),
 )
 

@@ -244,7 +244,8 @@ class JobQuerySchema(ma.Schema):
 class ResultQuerySchema(ma.Schema):
     format = ma.fields.String(load_default="json", validate=V.OneOf((*FORMATS, "table")),
                               metadata={"description": "evaluation jobs: json, tsv, csv, trec_eval; meta-evaluation"
-                                        " jobs: json or table"})
+                                        " jobs: json or table; both: html or latex, a report for people (scores,"
+                                        " significance tests, measure definitions, axiomatic profiles)"})
     per_topic = ma.fields.Boolean(metadata={"description": "default: what the evaluation asked for"})
 
 

@@ -61,7 +61,9 @@ def register(sub: Any) -> None:
                    help="measure name, e.g. P@10, nDCG(gain=exp)@20, RBP(p=0.9), trec_eval names like map;"
                    f" repeatable (default: {' '.join(DEFAULT_MEASURES)})")
     p.add_argument("--per-topic", action="store_true", help="also report each topic's value")
-    p.add_argument("--format", choices=FORMATS, default="json", help="output format (default: json)")
+    p.add_argument("--format", choices=FORMATS, default="json",
+                   help="output format (default: json); html or latex: a report for people with the scores,"
+                   " paired t-tests (Holm), the measures' definitions and axiomatic profiles")
     p.add_argument("--ties", choices=TIE_POLICIES, default="trec",
                    help="ranking: trec = score desc then docno desc (trec_eval); rank = rank column"
                    " (ndeval default); file = file order")

@@ -74,7 +74,8 @@ def _inputs(p: argparse.ArgumentParser) -> None:
                    help="measures (default: every measure of --results; required with --qrels)")
     p.add_argument("--ties", choices=TIE_POLICIES, default="trec")
     p.add_argument("--topics", choices=TOPIC_POLICIES, default="common")
-    p.add_argument("--format", choices=("json", "table"), default="json")
+    p.add_argument("--format", choices=("json", "table", "html", "latex"), default="json",
+                   help="json (default), table (text), or a report for people: html or latex")
     p.add_argument("-o", "--output", metavar="FILE", help="write here instead of standard output")
 
 
@@ -118,9 +119,20 @@ def run(args: argparse.Namespace) -> int:
         from evaluation.meta.plots import plot_document
 
         plot_document(doc, table, Path(args.plot))
-    text = json.dumps(doc, indent=2) + "\n" if args.format == "json" else render_text(doc)
+    text = _render(doc, args.format)
     if args.output:
         Path(args.output).write_text(text)
     else:
         sys.stdout.write(text)
     return 0
+
+
+def _render(doc: dict[str, Any], fmt: str) -> str:
+    """The meta-evaluation document in ``fmt``: json, table, or an html/latex report."""
+    if fmt == "json":
+        return json.dumps(doc, indent=2) + "\n"
+    if fmt == "table":
+        return render_text(doc)
+    from evaluation.reports import render_report  # axioms and the registry's texts: loaded for reports only
+
+    return render_report(doc, fmt)

@@ -22,7 +22,7 @@ from service.state import state
 blp = Blueprint("jobs", __name__, url_prefix="/v1/jobs", description="Jobs and results")
 
 MEDIA = {"json": "application/json", "tsv": "text/tab-separated-values", "csv": "text/csv",
-         "trec_eval": "text/plain", "table": "text/plain"}
+         "trec_eval": "text/plain", "table": "text/plain", "html": "text/html", "latex": "application/x-latex"}
 #: the result's media type by ``format``, for the OpenAPI document
 RESULT_DESCRIPTION = "the result in the requested format (JSON: the offline CLI's document)"
 RESULT_CONTENT = {media: {"schema": {"type": "object" if fmt == "json" else "string"}} for fmt, media in MEDIA.items()}
@@ -85,7 +85,9 @@ class Result(MethodView):
                       description="the job has not succeeded")
     @blp.doc(responses={"200": {"description": RESULT_DESCRIPTION, "content": RESULT_CONTENT}})
     def get(self, query: dict[str, Any], job_id: str) -> Any:
-        """The results of a succeeded job, in the offline CLI's shape: ``json`` (default), tsv, csv, trec_eval."""
+        """The results of a succeeded job, in the offline CLI's shape: ``json`` (default), tsv, csv, trec_eval
+        (evaluation jobs), table (meta-evaluation jobs); ``html`` or ``latex``: a report with the scores,
+        significance tests, the measures' definitions and axiomatic profiles."""
         fmt = query["format"]
         result = caller_jobs.job_result(state(), current_token(), job_id, fmt, query.get("per_topic"),
                                         if_none_match())

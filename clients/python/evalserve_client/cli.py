@@ -33,7 +33,7 @@ EXIT_OK, EXIT_ERROR, EXIT_INPUT = 0, 1, 2
 
 #: What ``evalserve evaluate`` reports when no -m is given (the same default, so outputs stay identical).
 DEFAULT_MEASURES = ("AP", "P@10", "nDCG@10", "RR", "Rprec", "Bpref")
-FORMATS = ("json", "tsv", "csv", "trec_eval")
+FORMATS = ("json", "tsv", "csv", "trec_eval", "html", "latex")  # html, latex: a report for people
 TIES = ("trec", "rank", "file")
 TOPICS = ("common", "complete")
 QRELS_FORMATS = ("auto", "trec", "evall")

@@ -1,0 +1,287 @@
+"""What a report says, independent of how it is typeset: built once from a result document and rendered as HTML
+or LaTeX (``evaluation.reports``).
+
+An evaluation document (``evaluation.report``) gives the runs' mean scores, paired t-tests with Holm's correction
+between every pair of runs per measure (from its per-topic values, 2+ runs), the measures' definitions and
+references from the registry and their axiomatic profiles (``evaluation.axioms``). A meta-evaluation document
+(``evaluation.meta.methods``) gives its method's tables instead of scores, with the same measure sections.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from evaluation.axioms.constraints import CONSTRAINTS, NAMES
+from evaluation.axioms.harness import check_all, resolve
+from evaluation.measures.registry import default_registry
+from evaluation.meta.render import Table as MetaTable
+from evaluation.meta.render import meta_view
+from evaluation.problems import InputError
+
+#: the significance test of an evaluation report (spec 8.3): paired t, Holm's correction, alpha 0.05
+SIGNIFICANCE = {"test": "t", "correction": "holm", "alpha": 0.05}
+
+
+@dataclass(frozen=True)
+class Table:
+    """A table of strings; ``marked`` cells (row, column) are highlighted (the best score, a significant test)."""
+
+    caption: str | None
+    header: tuple[str, ...]
+    rows: tuple[tuple[str, ...], ...]
+    marked: frozenset[tuple[int, int]] = frozenset()
+
+    def numeric(self, column: int) -> bool:
+        """Whether every cell of ``column`` is a number (or '-'): typeset right-aligned."""
+        cells = [row[column] for row in self.rows]
+        return bool(cells) and all(_is_number(c) for c in cells)
+
+
+@dataclass(frozen=True)
+class MeasureInfo:
+    """One measure as the registry describes it; ``known`` is False for a name this server does not register."""
+
+    name: str  # as requested (the result's key)
+    canonical: str
+    summary: str = ""
+    formula: str = ""
+    reference: str = ""
+    notes: str = ""
+    follows: str = ""
+    known: bool = True
+
+
+@dataclass(frozen=True)
+class AxiomRow:
+    """The axiomatic profile of one measure as used: constraint -> status (satisfied, violated, not_applicable,
+    not_evaluable), or empty with a note saying why none was computed."""
+
+    name: str
+    form: str
+    statuses: Mapping[str, str] = field(default_factory=dict)
+    note: str = ""
+
+
+@dataclass(frozen=True)
+class Section:
+    """A titled part of the report: paragraphs then tables."""
+
+    title: str
+    paragraphs: tuple[str, ...] = ()
+    tables: tuple[Table, ...] = ()
+
+
+@dataclass(frozen=True)
+class ReportContent:
+    """Everything a report shows, as plain strings (renderers escape them)."""
+
+    title: str
+    settings: tuple[tuple[str, str], ...]
+    warnings: tuple[str, ...]
+    scores: Section | None
+    results: Section | None  # a meta-evaluation's own tables
+    significance: Section | None
+    measures: tuple[MeasureInfo, ...]
+    axioms: tuple[AxiomRow, ...]
+    axioms_note: str
+
+
+#: constraint name -> its one-line summary, in the order of the profile table
+CONSTRAINT_SUMMARIES: dict[str, str] = {c.name: c.summary for c in CONSTRAINTS}
+
+
+def build(doc: Mapping[str, Any], *, axioms: bool = True) -> ReportContent:
+    """The content of a report on an evaluation or a meta-evaluation document; ``axioms=False`` leaves the
+    profiles out (each costs about a third of a second per measure)."""
+    if not isinstance(doc, Mapping) or not isinstance(doc.get("meta"), Mapping):
+        raise ValueError("not a result document: it has no meta object")
+    if "method" in doc["meta"]:
+        return _meta_content(doc, axioms)
+    if not isinstance(doc.get("runs"), Mapping):
+        raise ValueError("not a result document: it has no runs")
+    return _evaluation_content(doc, axioms)
+
+
+def _evaluation_content(doc: Mapping[str, Any], axioms: bool) -> ReportContent:
+    meta = doc["meta"]
+    runs: Mapping[str, Mapping[str, Any]] = doc["runs"]
+    measures = list(next(iter(runs.values()), {}))
+    canonical = {m: str(meta.get("measures", {}).get(m, m)) for m in measures}
+    topics = _topic_count(runs)
+    settings = [("runs", str(len(runs))), ("measures", ", ".join(measures)),
+                ("topics", "-" if topics is None else str(topics)),
+                ("ties", str(meta.get("ties", "-"))), ("topic policy", str(meta.get("topics", "-"))),
+                ("evalserve", str(meta.get("evalserve_version", "-")))]
+    settings += [(f"input {name}", f"sha256 {sha}") for name, sha in meta.get("inputs", {}).items()]
+    means = {run: {m: by_measure[m].get("mean") for m in measures} for run, by_measure in runs.items()}
+    return ReportContent(
+        title="Evaluation report",
+        settings=tuple(settings),
+        warnings=tuple(_warning(w) for w in meta.get("warnings", ())),
+        scores=Section("Scores", ("Mean over topics; the best run per measure is highlighted.",),
+                       (_score_table(means, measures),)),
+        results=None,
+        significance=_significance(doc, measures, topics),
+        measures=tuple(_info(m, canonical[m]) for m in measures),
+        axioms=_axioms(canonical) if axioms else (),
+        axioms_note=_AXIOMS_NOTE if axioms else "Axiomatic profiles were not computed for this report.",
+    )
+
+
+def _meta_content(doc: Mapping[str, Any], axioms: bool) -> ReportContent:
+    meta = doc["meta"]
+    view = meta_view(doc)
+    measures = [str(m) for m in meta.get("measures", ())]
+    canonical = {m: _canonical(m) for m in measures}
+    settings = [("method", str(meta["method"])), ("runs", str(meta.get("runs", "-"))),
+                ("topics", str(meta.get("topics", "-"))), ("measures", ", ".join(measures))]
+    if view.note:
+        settings.append(("settings", view.note))
+    scores = None
+    significance = None
+    tables = tuple(_from_meta(t) for t in view.tables)
+    if "significance" in doc:  # its means are the runs' scores, its tables the significance section
+        by_measure = doc["significance"]
+        first: Mapping[str, Any] = next(iter(by_measure.values()), {})
+        runs = list(first.get("means", {}))
+        means = {r: {m: by_measure[m]["means"].get(r) for m in by_measure} for r in runs}
+        scores = Section("Scores", ("Mean over topics; the best run per measure is highlighted.",),
+                         (_score_table(means, list(by_measure)),))
+        significance = Section("Significance tests", (
+            f"{doc['test']} test between every pair of runs, {doc['correction']} correction, alpha = {doc['alpha']};"
+            " * marks a significant difference.",), tables)
+        tables = ()
+    results = Section(f"Meta-evaluation: {meta['method']}", (view.heading,), tables) if tables else None
+    return ReportContent(
+        title=f"Meta-evaluation report: {meta['method']}",
+        settings=tuple(settings),
+        warnings=(),
+        scores=scores,
+        results=results,
+        significance=significance,
+        measures=tuple(_info(m, canonical[m]) for m in measures),
+        axioms=_axioms(canonical) if axioms else (),
+        axioms_note=_AXIOMS_NOTE if axioms else "Axiomatic profiles were not computed for this report.",
+    )
+
+
+_AXIOMS_NOTE = ("The ten formal constraints of Amigo, Spina and Carrillo-de-Albornoz (SIGIR 2018), checked on"
+                " each measure as used here (its parameters and cutoff) on generated instances (spec section 7;"
+                " docs/axioms.md).")
+
+
+def _score_table(means: Mapping[str, Mapping[str, Any]], measures: Sequence[str]) -> Table:
+    """Runs as rows, measures as columns, four decimals; the highest finite mean of each column is marked."""
+    runs = list(means)
+    marked: set[tuple[int, int]] = set()
+    for j, m in enumerate(measures):
+        values: list[float] = [means[r][m] for r in runs if _finite(means[r].get(m))]
+        if values:
+            best = max(values)
+            marked |= {(i, j + 1) for i, r in enumerate(runs) if means[r].get(m) == best}
+    rows = tuple((r, *(_fmt(means[r].get(m)) for m in measures)) for r in runs)
+    return Table(None, ("run", *measures), rows, frozenset(marked))
+
+
+def _significance(doc: Mapping[str, Any], measures: Sequence[str], topics: int | None) -> Section:
+    """Paired t-tests (Holm) between every pair of runs, per measure, on the topics every run has."""
+    from evaluation.meta.methods import run_method  # numpy/scipy: loaded when a report needs them
+    from evaluation.meta.table import ScoreTable
+
+    title = "Significance tests"
+    if len(doc["runs"]) < 2:
+        return Section(title, ("One run: there is no pair of runs to compare.",))
+    if topics is None:
+        return Section(title, ("The document has no per-topic values, which the tests need.",))
+    try:
+        table = ScoreTable.from_document(doc, list(measures))
+        tested = run_method("significance", table, SIGNIFICANCE)
+    except (InputError, ValueError) as exc:
+        return Section(title, (f"No tests: {exc}",))
+    intro = (f"Paired t-test between every pair of runs over the {len(table.topics)} topics they share, p-values"
+             f" adjusted with Holm's correction per measure, alpha = {SIGNIFICANCE['alpha']}; * marks a"
+             " significant difference, g is Hedges' effect size.")
+    return Section(title, (intro,), tuple(_from_meta(t) for t in meta_view(tested).tables))
+
+
+def _from_meta(table: MetaTable) -> Table:
+    """A meta-evaluation table for the report, its significant tests (``*`` under ``sig``) marked."""
+    marked = frozenset((i, j) for i, row in enumerate(table.rows) for j, cell in enumerate(row)
+                       if table.header[j] == "sig" and cell == "*")
+    return Table(table.caption, table.header, table.rows, marked)
+
+
+def _info(name: str, canonical: str) -> MeasureInfo:
+    try:
+        definition = default_registry().parse(canonical).definition
+    except ValueError:
+        return MeasureInfo(name, canonical, known=False)
+    return MeasureInfo(name, canonical, definition.summary, definition.formula, definition.reference,
+                       definition.notes, definition.default_follows)
+
+
+def _canonical(name: str) -> str:
+    try:
+        return default_registry().parse(name).name
+    except ValueError:
+        return name
+
+
+def _axioms(canonical: Mapping[str, str]) -> tuple[AxiomRow, ...]:
+    """Each measure's profile as used, the instances drawn once for all of them (``check_all``)."""
+    forms: dict[str, Any] = {}
+    refused: dict[str, str] = {}
+    for name, form in canonical.items():
+        try:
+            forms[name] = resolve(form)
+        except ValueError as exc:
+            refused[name] = f"not checked: {exc}"
+    try:
+        outcomes = check_all(list(forms.values()))
+    except ValueError as exc:
+        outcomes = {}
+        refused |= {name: f"not checked: {exc}" for name in forms}
+    rows = []
+    for name, form in canonical.items():
+        found = outcomes.get(forms[name].name) if name in forms else None
+        if found is None:
+            rows.append(AxiomRow(name, form, note=refused.get(name, "not checked")))
+        else:
+            rows.append(AxiomRow(name, forms[name].name, {c: found[c].status for c in NAMES}))
+    return tuple(rows)
+
+
+def _topic_count(runs: Mapping[str, Mapping[str, Any]]) -> int | None:
+    """Topics of the first run's first measure, or None when the document has no per-topic values."""
+    first: Mapping[str, Any] = next(iter(runs.values()), {})
+    item: Any = next(iter(first.values()), {}) if isinstance(first, Mapping) else {}
+    per_topic = item.get("per_topic") if isinstance(item, Mapping) else None
+    return len(per_topic) if isinstance(per_topic, Mapping) else None
+
+
+def _warning(problem: Any) -> str:
+    if not isinstance(problem, Mapping):
+        return str(problem)
+    where = ":".join(str(problem[k]) for k in ("source", "line", "column") if problem.get(k) not in (None, ""))
+    return f"{where + ': ' if where else ''}{problem.get('code', '')}: {problem.get('message', '')}"
+
+
+def _finite(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def _fmt(value: Any) -> str:
+    return f"{value:.4f}" if _finite(value) else "-"
+
+
+def _is_number(text: str) -> bool:
+    if text == "-":
+        return True
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
