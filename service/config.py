@@ -84,7 +84,7 @@ class Settings:
     health_queue_stale_seconds: float = 300.0  # ... or when a job has been queued longer than this
     split_runs: int = 10  # an evaluation job is split into parts of at least this many runs (0: never split)
     split_max_parts: int = 16  # ... and into at most this many parts
-    catalogue_dir: Path | None = None  # where published judgment sets lie (POST /v1/collections/import)
+    catalogue_dir: Path | None = None  # where published judgment sets lie (POST /v1/catalogue)
     extra: dict[str, str] = field(default_factory=dict)
 
     @property

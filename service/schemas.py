@@ -106,6 +106,15 @@ class CatalogueLoadedSchema(ma.Schema):
     detail = ma.fields.String()
 
 
+class PublishedSetSchema(ma.Schema):
+    key = ma.fields.String()
+    name = ma.fields.String()
+    description = ma.fields.String()
+    citation = ma.fields.String()
+    grade_scale = ma.fields.String()
+    collection = ma.fields.String(allow_none=True, metadata={"description": "the collection it was loaded as here"})
+
+
 class CatalogueImportedSchema(ma.Schema):
     loaded = ma.fields.List(ma.fields.Nested(CatalogueLoadedSchema))
 

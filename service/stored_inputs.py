@@ -71,6 +71,17 @@ def collection_topics(st: ServiceState, token: Token, collection_id: str) -> dic
     return {"topics": one_collection(st, token, collection_id).topics or {}}
 
 
+def published_sets(st: ServiceState) -> list[dict[str, Any]]:
+    """The catalogue's sets, each with the collection it was loaded as on this server (None: not loaded)."""
+    from service.catalogue.published import PUBLISHED
+
+    with st.db.session() as s:
+        loaded = dict(s.execute(select(Collection.catalogue_key, Collection.id)
+                                .where(Collection.catalogue_key.is_not(None))).tuples().all())
+    return [{"key": p.key, "name": p.name, "description": p.description, "citation": p.citation,
+             "grade_scale": p.grade_scale, "collection": loaded.get(p.key)} for p in PUBLISHED.values()]
+
+
 def import_published(st: ServiceState, token: Token, keys: list[str]) -> dict[str, Any]:
     """Load published judgment sets from the server's catalogue directory (admins only: the route requires it)."""
     from service.catalogue.loader import load_published

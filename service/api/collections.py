@@ -16,8 +16,6 @@ from service.auth import current_token, require
 from service.idempotency import idempotent
 from service.problems import PROBLEM_JSON, ProblemSchema
 from service.schemas import (
-    CatalogueImportedSchema,
-    CatalogueImportSchema,
     CollectionFilesSchema,
     CollectionFormSchema,
     CollectionSchema,
@@ -60,20 +58,6 @@ class Collections(MethodView):
                              *(data for _, data in side.values())])
         row = create_collection(state(), current_token().id, form, qrels_file, weights_file, side)
         return row, 201, {"Location": f"/v1/collections/{row.id}"}
-
-
-@blp.route("/import")
-class CatalogueImport(MethodView):
-    @require("admin")
-    @blp.arguments(CatalogueImportSchema)
-    @blp.response(200, CatalogueImportedSchema)
-    @blp.alt_response(422, schema=ProblemSchema, content_type=PROBLEM_JSON,
-                      description="an unknown key, or no catalogue directory on this server")
-    def post(self, body: dict[str, Any]) -> Any:
-        """Load published judgment sets (TREC Web 2009-2014, NTCIR WWW) from the server's catalogue directory
-        (``EVALSERVE_CATALOGUE_DIR``) as public collections with their citation and topics; sets loaded before
-        are left as they are."""
-        return stored_inputs.import_published(state(), current_token(), body["keys"])
 
 
 @blp.route("/<string:collection_id>")

@@ -106,21 +106,21 @@ def server(tmp_path: Path, shared_data: Path) -> Iterator[Server]:
 def test_an_admin_loads_a_set_and_anyone_evaluates_a_run_against_it(server: Server, shared_data: Path,
                                                                     tmp_path: Path) -> None:
     http = server.http
-    assert http.post("/v1/collections/import", json={"keys": ["trec-web-2012-adhoc"]},
+    assert http.post("/v1/catalogue", json={"keys": ["trec-web-2012-adhoc"]},
                      headers=server.user).status_code == 403
-    answer = http.post("/v1/collections/import", json={"keys": ["trec-web-2012-adhoc"]}, headers=server.admin)
+    answer = http.post("/v1/catalogue", json={"keys": ["trec-web-2012-adhoc"]}, headers=server.admin)
     assert answer.status_code == 200
     [loaded] = answer.json["loaded"]
     assert loaded["key"] == "trec-web-2012-adhoc" and loaded["status"] == "created"
     collection = loaded["collection"]
-    again = http.post("/v1/collections/import", json={"keys": ["trec-web-2012-adhoc"]}, headers=server.admin)
+    again = http.post("/v1/catalogue", json={"keys": ["trec-web-2012-adhoc"]}, headers=server.admin)
     assert again.json["loaded"][0] == {**loaded, "status": "exists"}
     shown = http.get(f"/v1/collections/{collection}", headers=server.user).json
     assert shown["catalogue_key"] == "trec-web-2012-adhoc" and "TREC 2012 Web Track" in shown["citation"]
     assert shown["n_topics"] == 50 and not shown["hidden"]
     topics = http.get(f"/v1/collections/{collection}/topics", headers=server.user).json["topics"]
     assert topics["151"]["query"] == "403b"
-    bad = http.post("/v1/collections/import", json={"keys": ["nope"]}, headers=server.admin)
+    bad = http.post("/v1/catalogue", json={"keys": ["nope"]}, headers=server.admin)
     assert bad.status_code == 422 and bad.json["code"] == "unknown-catalogue-key"
 
     # a participant's run against the hosted judgments: no qrels upload, the offline numbers
@@ -145,7 +145,7 @@ def test_an_admin_loads_a_set_and_anyone_evaluates_a_run_against_it(server: Serv
 
 def test_without_a_catalogue_directory_the_route_says_so(tmp_path: Path) -> None:
     bare = Server(tmp_path, None)
-    answer = bare.http.post("/v1/collections/import", json={}, headers=bare.admin)
+    answer = bare.http.post("/v1/catalogue", json={}, headers=bare.admin)
     assert answer.status_code == 422 and answer.json["code"] == "catalogue-unavailable"
     bare.ctx.db.dispose()
 
@@ -155,3 +155,12 @@ def test_an_uploaded_collection_has_no_catalogue_fields(server: Server) -> None:
                             headers=server.user).json
     assert made["catalogue_key"] is None and made["citation"] == ""
     assert server.http.get(f"/v1/collections/{made['id']}/topics", headers=server.user).json == {"topics": {}}
+
+
+def test_the_catalogue_lists_every_set_and_what_it_was_loaded_as(server: Server) -> None:
+    before = server.http.get("/v1/catalogue", headers=server.user).json
+    assert [entry["key"] for entry in before] == list(PUBLISHED) and all(e["collection"] is None for e in before)
+    loaded = server.http.post("/v1/catalogue", json={"keys": ["ntcir-13-www-1"]}, headers=server.admin).json
+    after = {entry["key"]: entry for entry in server.http.get("/v1/catalogue", headers=server.user).json}
+    assert after["ntcir-13-www-1"]["collection"] == loaded["loaded"][0]["collection"]
+    assert "NTCIR-13" in after["ntcir-13-www-1"]["citation"]

@@ -224,6 +224,8 @@ AS_OTHER_PARTICIPANT: dict[tuple[str, str], int | str] = {
     ("GET", "/health"): "public", ("GET", "/v1/measures"): "public", ("GET", "/v1/measures/{name}"): "public",
     ("GET", "/v1/collections"): "public", ("POST", "/v1/collections"): "own",
     ("GET", "/v1/collections/{collection_id}"): 404, ("GET", "/v1/collections/{collection_id}/hierarchies"): 404,
+    ("GET", "/v1/collections/{collection_id}/topics"): 404,
+    ("GET", "/v1/catalogue"): "public", ("POST", "/v1/catalogue"): 403,
     ("GET", "/v1/runs"): "public", ("POST", "/v1/runs"): 404, ("GET", "/v1/runs/{run_id}"): 404,
     ("POST", "/v1/evaluations"): 404, ("POST", "/v1/submissions"): 404, ("POST", "/v1/meta-evaluations"): 404,
     ("GET", "/v1/jobs"): "public", ("GET", "/v1/jobs/{job_id}"): 404, ("DELETE", "/v1/jobs/{job_id}"): 404,
