@@ -175,7 +175,8 @@ class Client:
         ...
 
     @overload
-    def results(self, job: Ref, format: Literal["tsv", "csv", "trec_eval", "html", "latex"], per_topic: bool | None = None) -> str:
+    def results(self, job: Ref, format: Literal["tsv", "csv", "trec_eval", "html", "latex"],
+                per_topic: bool | None = None) -> str:
         ...
 
     @overload
