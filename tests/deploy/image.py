@@ -111,6 +111,11 @@ class Podman:
                                f"{result.stdout[-3000:]}\n{result.stderr[-3000:]}")
         return result
 
+    def remove(self, image: str) -> None:
+        """Remove ``image`` and every dangling image (earlier builds): the cache keeps only the base and stand-in."""
+        self.run("rmi", "--force", image, check=False)
+        self.run("image", "prune", "--force", check=False)
+
     def exists(self, image: str) -> bool:
         return self.run("image", "exists", image, check=False).returncode == 0
 
@@ -121,8 +126,9 @@ class Podman:
 
     def build(self, context: Path, tag: str, *, containerfile: Path | None = None, from_image: str | None = None,
               timeout: float = BUILD_TIMEOUT) -> subprocess.CompletedProcess[str]:
-        """``podman build`` as the issue did it: chroot isolation, docker format (OCI drops HEALTHCHECK)."""
-        args = ["build", "--isolation", "chroot", "--format", "docker", "--network", "host", "-t", tag]
+        """``podman build`` as the issue did it: chroot isolation, docker format (OCI drops HEALTHCHECK); no
+        intermediate images (vfs stores each as a full copy: gigabytes a run)."""
+        args = ["build", "--isolation", "chroot", "--format", "docker", "--layers=false", "-t", tag]
         if from_image:
             args += ["--from", from_image]
         if containerfile:

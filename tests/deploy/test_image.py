@@ -46,8 +46,9 @@ def podman() -> im.Podman:
 
 
 @pytest.fixture(scope="module")
-def built(podman: im.Podman) -> dict[str, Any]:
-    """The image built from the Dockerfile; its inspect data, with the seconds the base and the build took."""
+def built(podman: im.Podman) -> Iterator[dict[str, Any]]:
+    """The image built from the Dockerfile (removed afterwards: only the base and the stand-in stay cached); its
+    inspect data. The seconds the base and the build took go to the report."""
     base_seconds = im.ensure_base(podman)
     build_seconds = im.build_project_image(podman, TAG)
     inspected = podman.inspect(TAG)
@@ -55,7 +56,10 @@ def built(podman: im.Podman) -> dict[str, Any]:
               f"build {build_seconds:.0f} s (cache {podman.cache})")
     (podman.cache / "last-run.txt").write_text(f"{time.strftime('%Y-%m-%d %H:%M')}\n")
     report(line)
-    return inspected
+    try:
+        yield inspected
+    finally:
+        podman.remove(TAG)
 
 
 @pytest.fixture(scope="module")
