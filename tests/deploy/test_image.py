@@ -15,6 +15,7 @@ import signal
 import subprocess
 import time
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -288,4 +289,20 @@ def test_migrate_gunicorn_and_worker_on_postgres_and_redis(box: im.Container, bu
         wait_healthy(url, api, api_log)
         assert_offline_numbers(evaluate_over_http(url, token, trec), expected)
         stop_within(worker, STOP_SECONDS, worker_log)
-        stop_within(api, STOP_SECONDS, api_log)
+        # a client long-polling a job nobody runs now (GET ?wait=30) must not hold the API past docker's 10 s
+        with httpx.Client(base_url=url, timeout=60, headers={"Authorization": f"Bearer {token}"}) as http, \
+                ThreadPoolExecutor(1) as pool:
+            queued = submit(http, collection(http, trec["qrels"]), trec["run"])
+            polling = pool.submit(long_poll, url, token, queued)
+            time.sleep(1.0)
+            assert not polling.done(), polling.result()
+            stop_within(api, STOP_SECONDS, api_log)
+
+
+def long_poll(url: str, token: str, job_id: str) -> str:
+    """``GET /v1/jobs/{id}?wait=30``: how it ended (a status code, or the error when the server went away)."""
+    try:
+        return str(httpx.get(f"{url}/v1/jobs/{job_id}", params={"wait": 30}, timeout=60,
+                             headers={"Authorization": f"Bearer {token}"}).status_code)
+    except httpx.HTTPError as error:
+        return type(error).__name__
