@@ -152,14 +152,14 @@ def wait_healthy(url: str, proc: subprocess.Popen[bytes], log: Path, timeout: fl
     raise AssertionError(f"{url}/health not 200 within {timeout} s:\n{log.read_text(errors='replace')[-3000:]}")
 
 
-def evaluate_over_http(url: str, token: str, trec: dict[str, Path]) -> dict[str, Any]:
-    """Submit the run against its qrels and wait for the job; the result document."""
+def evaluate_over_http(url: str, token: str, trec: dict[str, Path]) -> tuple[str, dict[str, Any]]:
+    """Submit the run against its qrels and wait for the job; its id and result document."""
     with httpx.Client(base_url=url, timeout=60, headers={"Authorization": f"Bearer {token}"}) as http:
         job_id = submit(http, collection(http, trec["qrels"]), trec["run"])
         job = wait_jobs(http, [job_id], timeout=120)[job_id]
         assert job["state"] == "succeeded", job
         result: dict[str, Any] = http.get(f"/v1/jobs/{job_id}/result").json()
-        return result
+        return job_id, result
 
 
 def assert_offline_numbers(result: dict[str, Any], expected: dict[str, Any]) -> None:
@@ -243,7 +243,16 @@ def test_evalserve_serve_on_the_embedded_default(box: im.Container, tmp_path: Pa
         url = f"http://127.0.0.1:{port}"
         wait_healthy(url, proc, log)
         token = (data / "admin-token").read_text().strip()
-        assert_offline_numbers(evaluate_over_http(url, token, trec), expected)
+        job_id, result = evaluate_over_http(url, token, trec)
+        assert_offline_numbers(result, expected)
+        # what the API advertises besides results: its docs (Swagger UI from the package) and plots
+        assert httpx.get(url + "/docs", timeout=30).status_code == 200
+        plot = httpx.get(f"{url}/v1/jobs/{job_id}/plot", params={"format": "svg"}, timeout=60,
+                         headers={"Authorization": f"Bearer {token}"})
+        if box.run(["python", "-c", "import matplotlib"]).returncode == 0:
+            assert plot.status_code == 200 and plot.content.lstrip().startswith(b"<"), plot.text[:500]
+        else:  # test_plots_are_available_in_the_image reports it; here: a clear answer, not a crash
+            assert plot.status_code == 422 and "matplotlib" in plot.text, plot.text[:500]
         # HEALTHCHECK's own command, inside (with the port this test gave it)
         probe = box.run(["python", "-c", f"import urllib.request; print(urllib.request.urlopen("
                                          f"'http://127.0.0.1:{port}/health', timeout=4).status)"])
@@ -287,7 +296,7 @@ def test_migrate_gunicorn_and_worker_on_postgres_and_redis(box: im.Container, bu
             started(box, ["evalserve", "worker", "--concurrency", "1"], worker_log, env=env, volume=data) as worker:
         url = f"http://127.0.0.1:{port}"
         wait_healthy(url, api, api_log)
-        assert_offline_numbers(evaluate_over_http(url, token, trec), expected)
+        assert_offline_numbers(evaluate_over_http(url, token, trec)[1], expected)
         stop_within(worker, STOP_SECONDS, worker_log)
         # a client long-polling a job nobody runs now (GET ?wait=30) must not hold the API past docker's 10 s
         with httpx.Client(base_url=url, timeout=60, headers={"Authorization": f"Bearer {token}"}) as http, \
