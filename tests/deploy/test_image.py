@@ -14,6 +14,7 @@ import re
 import signal
 import subprocess
 import time
+import uuid
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -35,7 +36,8 @@ from tests.service.live import (
 
 pytestmark = pytest.mark.slow
 
-TAG = "localhost/evalserve:test"
+#: one tag per run: another checkout on the machine may be building its own image in the same cache
+TAG = f"localhost/evalserve:test-{uuid.uuid4().hex[:8]}"
 #: what ``docker stop`` waits by default before SIGKILL is 10 s; the issue asks for a clean stop within it
 STOP_SECONDS = 10.0
 
@@ -65,7 +67,7 @@ def built(podman: im.Podman) -> Iterator[dict[str, Any]]:
 
 @pytest.fixture(scope="module")
 def box(podman: im.Podman, built: dict[str, Any]) -> Iterator[im.Container]:
-    with im.container(podman, TAG) as made:
+    with im.container(podman, built["Id"]) as made:
         yield made
 
 
