@@ -45,6 +45,8 @@ EXPOSE 8000
 HEALTHCHECK --interval=30s --timeout=5s --start-period=30s --retries=3 \
     CMD ["python", "-c", "import sys, urllib.request; sys.exit(0 if urllib.request.urlopen('http://127.0.0.1:8000/health', timeout=4).status == 200 else 1)"]
 
-# gunicorn takes its worker count from WEB_CONCURRENCY; long timeouts because uploads can be large; threads so that
-# long-polls (GET /v1/jobs/{id}?wait=) hold a thread, not a process
-CMD ["gunicorn", "--bind", "0.0.0.0:8000", "--worker-class", "gthread", "--threads", "8", "--timeout", "300", "--graceful-timeout", "30", "--access-logfile", "-", "service.wsgi:app"]
+# gunicorn takes its worker count from WEB_CONCURRENCY; a long request timeout because uploads can be large; threads
+# so that long-polls (GET /v1/jobs/{id}?wait=) hold a thread, not a process; a short graceful timeout so that
+# `docker stop` (SIGTERM, SIGKILL 10 s later) ends it cleanly even while clients long-poll (a cut-off long-poll
+# is retried by the Python client)
+CMD ["gunicorn", "--bind", "0.0.0.0:8000", "--worker-class", "gthread", "--threads", "8", "--timeout", "300", "--graceful-timeout", "5", "--access-logfile", "-", "service.wsgi:app"]

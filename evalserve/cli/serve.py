@@ -96,7 +96,7 @@ def api_command(host: str, port: int, workers: int, loglevel: str = "info") -> l
     included, are served at once."""
     return [sys.executable, "-m", "gunicorn", "--bind", f"{host}:{port}", "--workers", str(workers),
             "--worker-class", "gthread", "--threads", str(API_THREADS),
-            "--timeout", "300", "--graceful-timeout", "30", "--access-logfile", "-", "--log-level", loglevel,
+            "--timeout", "300", "--graceful-timeout", "5", "--access-logfile", "-", "--log-level", loglevel,
             "service.wsgi:app"]
 
 

@@ -112,7 +112,7 @@ def test_on_a_schedule_it_follows_changes_survives_an_outage_and_stops_on_ctrl_c
     try:
         first = served_csv(world.live, task_id)
         # generous bounds, never waited out when things work: under load (2 cores, a CI run beside) a tick's
-        # fetch can wait on an API that is starting or stopping (gunicorn's graceful timeout is 30 s)
+        # fetch can wait on an API that is starting or stopping (gunicorn's graceful timeout is 5 s)
         eventually(lambda: board.exists() and board.read_bytes() == first, 120, "the first mirror")
 
         world.live.stop_api()  # the server goes away for a while: the mirror logs and keeps going

@@ -296,3 +296,13 @@ def test_api_guide_covers_every_operation() -> None:
                if method in ("get", "post", "put", "patch", "delete")
                and (method.upper(), re.sub(r"\{\w+\}", "{}", path)) not in described]
     assert not missing, f"docs/api.md does not describe: {missing}"
+
+
+def test_the_deploy_guide_gives_the_stand_in_recipe_the_image_test_uses() -> None:
+    """docs/deploy.md's recipe for building without Docker Hub is the one tests/deploy/test_image.py verifies."""
+    from tests.deploy.image import BASE_PACKAGES, STANDIN_CONTAINERFILE
+
+    guide = (ROOT / "docs" / "deploy.md").read_text()
+    assert f"--include={BASE_PACKAGES}" in guide
+    body = [line for line in STANDIN_CONTAINERFILE.splitlines() if not line.startswith(("FROM", "CMD"))]
+    assert "\n".join(body) in guide
