@@ -20,11 +20,19 @@ from pathlib import Path
 
 import pytest
 
+from tests.apt import apt_install, can_install
+
+#: what ensure_chromium calls (names tests replace to simulate a machine that cannot install)
+_can_install = can_install
+
+
+def _install_chromium() -> str:
+    return apt_install("chromium")
+
+
 DEBIAN_CHROMIUM = Path("/usr/bin/chromium")
 #: seconds one chromium run (screenshot or DOM dump) may take
 BROWSER_TIMEOUT = 90.0
-#: seconds the one-off apt-get installation may take
-INSTALL_TIMEOUT = 1800.0
 HEADLESS_FLAGS = (
     "--headless=new",
     "--no-sandbox",
@@ -46,26 +54,6 @@ def chromium_path() -> str | None:
     if DEBIAN_CHROMIUM.is_file() and os.access(DEBIAN_CHROMIUM, os.X_OK):
         return str(DEBIAN_CHROMIUM)
     return shutil.which("chromium") or shutil.which("chromium-browser")
-
-
-def _can_install() -> bool:
-    """Whether we may install Chromium ourselves: root on Debian with apt-get."""
-    return (hasattr(os, "geteuid") and os.geteuid() == 0 and Path("/etc/debian_version").is_file()
-            and shutil.which("apt-get") is not None)
-
-
-def _install_chromium() -> str:
-    """Install Debian's chromium with apt-get (waiting for a concurrent apt's lock); returns apt's output tail."""
-    env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
-    for command in (["apt-get", "-o", "DPkg::Lock::Timeout=600", "update"],
-                    ["apt-get", "-o", "DPkg::Lock::Timeout=600", "install", "-y", "chromium"]):
-        try:
-            result = subprocess.run(command, env=env, capture_output=True, text=True, timeout=INSTALL_TIMEOUT)
-        except subprocess.TimeoutExpired:
-            return f"{' '.join(command)} timed out after {INSTALL_TIMEOUT:.0f} s"
-        if result.returncode != 0:
-            return f"{' '.join(command)} exited with {result.returncode}: {result.stderr.strip()[-2000:]}"
-    return ""
 
 
 @pytest.fixture(scope="session")

@@ -7,39 +7,17 @@ it skips the test, with the reason, when no pdflatex can be had.
 
 from __future__ import annotations
 
-import os
 import shutil
 import subprocess
 from pathlib import Path
 
 import pytest
 
+from tests.apt import apt_install, can_install
+
 #: seconds one compile may take
 COMPILE_TIMEOUT = 120.0
-#: seconds the one-off apt-get installation may take
-INSTALL_TIMEOUT = 1800.0
 PACKAGE = "texlive-latex-base"
-
-
-def _can_install() -> bool:
-    """Whether we may install TeX ourselves: root on Debian with apt-get."""
-    return (hasattr(os, "geteuid") and os.geteuid() == 0 and Path("/etc/debian_version").is_file()
-            and shutil.which("apt-get") is not None)
-
-
-def _install() -> str:
-    """Install Debian's pdflatex with apt-get (waiting for a concurrent apt's lock); returns apt's output tail."""
-    env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
-    for command in (["apt-get", "-o", "DPkg::Lock::Timeout=600", "update"],
-                    ["apt-get", "-o", "DPkg::Lock::Timeout=600", "install", "-y", "--no-install-recommends",
-                     PACKAGE]):
-        try:
-            result = subprocess.run(command, env=env, capture_output=True, text=True, timeout=INSTALL_TIMEOUT)
-        except subprocess.TimeoutExpired:
-            return f"{' '.join(command)} timed out after {INSTALL_TIMEOUT:.0f} s"
-        if result.returncode != 0:
-            return f"{' '.join(command)} exited with {result.returncode}: {result.stderr.strip()[-2000:]}"
-    return ""
 
 
 @pytest.fixture(scope="session")
@@ -48,10 +26,10 @@ def pdflatex() -> str:
     path = shutil.which("pdflatex")
     if path is not None:
         return path
-    if not _can_install():
+    if not can_install():
         pytest.skip(f"pdflatex is not installed (Debian: apt-get install {PACKAGE}), and it cannot be installed"
                     " here (needs root on Debian with apt-get)")
-    problem = _install()
+    problem = apt_install("--no-install-recommends", PACKAGE)
     path = shutil.which("pdflatex")
     if path is None:
         pytest.skip(f"pdflatex is not installed and installing {PACKAGE} failed: {problem or 'no executable'}")

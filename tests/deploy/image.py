@@ -26,6 +26,8 @@ from typing import Any
 
 import pytest
 
+from tests.apt import apt_install, can_install
+
 ROOT = Path(__file__).resolve().parents[2]
 CACHE_ENV = "EVALSERVE_TEST_CACHE"
 BASE_IMAGE = "localhost/evalserve-test-base:bookworm"
@@ -33,7 +35,7 @@ BASE_IMAGE = "localhost/evalserve-test-base:bookworm"
 UPSTREAM_BASE = "python:3.11-slim"
 DEBIAN_SUITE = "bookworm"
 BASE_PACKAGES = "python3,python3-venv,python3-pip,ca-certificates"
-INSTALL_TIMEOUT = 1800.0
+INSTALL_TIMEOUT = 1800.0  # the podman build's bound too
 BUILD_TIMEOUT = 1800.0
 ENTER_SCRIPT = Path(__file__).with_name("enter_image.py")
 #: the stand-in for python:3.11-slim: Debian's Python 3.11 as a venv on PATH (as /usr/local/bin is there) and the
@@ -60,25 +62,6 @@ def cache_dir() -> Path:
     return path
 
 
-def _can_install() -> bool:
-    return (hasattr(os, "geteuid") and os.geteuid() == 0 and Path("/etc/debian_version").is_file()
-            and shutil.which("apt-get") is not None)
-
-
-def _apt_install(*packages: str) -> str:
-    """``apt-get install`` (after an update), waiting for a concurrent apt's lock; '' or what went wrong."""
-    env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
-    for command in (["apt-get", "-o", "DPkg::Lock::Timeout=600", "update"],
-                    ["apt-get", "-o", "DPkg::Lock::Timeout=600", "install", "-y", *packages]):
-        try:
-            result = subprocess.run(command, env=env, capture_output=True, text=True, timeout=INSTALL_TIMEOUT)
-        except subprocess.TimeoutExpired:
-            return f"{' '.join(command)} timed out after {INSTALL_TIMEOUT:.0f} s"
-        if result.returncode != 0:
-            return f"{' '.join(command)} exited with {result.returncode}: {result.stderr.strip()[-2000:]}"
-    return ""
-
-
 def ensure_tools() -> None:
     """podman and mmdebstrap, installed with apt-get when missing (root on Debian); ``pytest.skip`` otherwise.
     Entering the image needs root too (chroot, mounts)."""
@@ -87,10 +70,10 @@ def ensure_tools() -> None:
     missing = [tool for tool in ("podman", "mmdebstrap", "unshare") if shutil.which(tool) is None]
     if not missing:
         return
-    if not _can_install():
+    if not can_install():
         pytest.skip(f"{', '.join(missing)} not installed (Debian: apt-get install podman mmdebstrap) and cannot be"
                     " installed here (needs root on Debian with apt-get)")
-    problem = _apt_install("podman", "mmdebstrap")
+    problem = apt_install("podman", "mmdebstrap")
     still = [tool for tool in missing if shutil.which(tool) is None]
     if still:
         pytest.skip(f"{', '.join(still)} not installed and installing with apt-get failed: {problem or 'no tool'}")
