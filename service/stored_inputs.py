@@ -77,7 +77,7 @@ def published_sets(st: ServiceState) -> list[dict[str, Any]]:
 
     with st.db.session() as s:
         loaded = dict(s.execute(select(Collection.catalogue_key, Collection.id)
-                                .where(Collection.catalogue_key.is_not(None))).tuples().all())
+                                .where(Collection.catalogue_key.is_not(None))).all())
     return [{"key": p.key, "name": p.name, "description": p.description, "citation": p.citation,
              "grade_scale": p.grade_scale, "collection": loaded.get(p.key)} for p in PUBLISHED.values()]
 
