@@ -16,13 +16,10 @@ import pytest
 
 from evalserve.cli.main import main
 from evaluation.reports import render_report
-from service.app import create_app
-from service.auth import create_token
-from service.config import Settings
-from service.jobrun.context import WorkerContext
 from service.jobrun.runner import run_job
 from tests.browser import chromium, dump_dom, parse_html  # noqa: F401 - chromium: fixture
 from tests.latex import compile_pdf, pdflatex  # noqa: F401 - pdflatex: fixture
+from tests.service.test_meta_jobs import Deployment as MetaDeployment
 
 MEASURES = ["AP", "P@5", "nDCG@10"]
 RUNS = {"bm25.run": 1, "dense<b>.run": 2, "50%_hybrid.run": 3}
@@ -39,19 +36,8 @@ def run(seed: int) -> bytes:
                    for r, d in enumerate(rng.sample(range(20), 12))).encode()
 
 
-class Deployment:
-    def __init__(self, tmp: Path) -> None:
-        self.app = create_app(Settings.from_env({"EVALSERVE_DATA_DIR": str(tmp)}), migrate=True)
-        st = self.app.extensions["evalserve"]
-        self.ctx = WorkerContext(st.settings, st.db, st.blobs)
-        self.auth = {"Authorization": f"Bearer {create_token(st.db, 't', ('read', 'submit'))[1]}"}
-        self.http = self.app.test_client()
-
-    def post(self, path: str, **kw: Any) -> Any:
-        return self.http.post(path, headers=self.auth, **kw)
-
-    def get(self, path: str, **kw: Any) -> Any:
-        return self.http.get(path, headers=self.auth, **kw)
+class Deployment(MetaDeployment):
+    """The meta-job tests' deployment, plus a job that must succeed."""
 
     def finish(self, response: Any) -> str:
         assert response.status_code == 202, response.get_data(as_text=True)
