@@ -164,7 +164,8 @@ def judge_ranking(qrels: Qrels, ranking: Ranking, topics: tuple[str, ...],
         counts = np.bincount(topic_of, minlength=len(topics))
         offsets = np.concatenate(([0], np.cumsum(counts))).astype(np.int64)
         rank = _positions(offsets)
-    entry = _judgments_of(qrels, run, pool)[order]
+    found = _judgments_of(qrels, run, pool)
+    entry = found if ranking.in_file_order and order is ranking.order else found[order]
     judged = entry >= 0
     grade = index.grade_or_zero[entry]  # entry -1 reads the appended 0
     ideal, ideal_offsets, ideal_memo = index.ideal_lists(qrels, topics)

@@ -80,8 +80,18 @@ class AdhocJudgments:
     @cached_property
     def ideal_grades(self) -> IntArray:
         """Each topic's judged grades sorted descending (topic segments as in ``offsets``)."""
-        order = np.lexsort((-self.grade, self.topic))
-        return self.grade[order]
+        if self.grade.size == 0:
+            return self.grade.copy()
+        low, high = int(self.grade.min()), int(self.grade.max())
+        grade_bits = (high - low).bit_length()
+        if int(self.topic[-1]).bit_length() + grade_bits > 62:  # (topic is sorted: its last is its largest)
+            return self.grade[np.lexsort((-self.grade, self.topic))]
+        # only the values are returned, so one plain sort of (topic, grade descending) packed in a word does
+        packed = self.topic << grade_bits
+        packed |= high - self.grade
+        packed.sort()
+        packed &= (1 << grade_bits) - 1
+        return high - packed
 
 
 @dataclass(frozen=True, eq=False)

@@ -45,12 +45,14 @@ class Ranking:
     policy: str
     order: IntArray
     offsets: IntArray
+    in_file_order: bool = False  # ``order`` is 0, 1, 2 ...: rows gathered by it are the rows as they are
 
 
 def rank_run(run: Run, policy: str = "trec") -> Ranking:
     """Order a run's rows per topic by the given tie policy."""
+    in_file_order = False
     if policy == "trec":
-        order = _trec_order(run)
+        order, in_file_order = _trec_order(run)
     elif policy == "rank":
         order = np.lexsort((run.rank, run.topic))
     elif policy == "file":
@@ -59,29 +61,30 @@ def rank_run(run: Run, policy: str = "trec") -> Ranking:
         raise ValueError(f"unknown ranking policy {policy!r}; choose one of {', '.join(TIE_POLICIES)}")
     counts = np.bincount(run.topic, minlength=len(run.topics))
     offsets = np.concatenate(([0], np.cumsum(counts))).astype(np.int64)
-    return Ranking(run, policy, order.astype(np.int64), offsets)
+    return Ranking(run, policy, order.astype(np.int64, copy=False), offsets, in_file_order)
 
 
-def _trec_order(run: Run) -> IntArray:
+def _trec_order(run: Run) -> tuple[IntArray, bool]:
     """Score descending, then docno descending byte-wise; only rows with tied scores pay for docno sorting.
 
     Files written in ranked order (every topic in one block, scores not increasing) need no sort: ties are
-    settled where they stand, then the blocks are taken in topic order.
+    settled where they stand, then the blocks are taken in topic order. Also says whether the order is the
+    file's own (ranked, no ties, topics in order).
     """
     topic, score = run.topic, run.score
     n = topic.size
     if n < 2:
-        return np.argsort(topic, kind="stable")
+        return np.argsort(topic, kind="stable"), False
     ranked, blocks = _ranked_blocks(topic, score)
     if ranked:
         order = np.arange(n, dtype=np.int64)
     else:
         order = _by_score(topic, score)
         topic, score = topic[order], score[order]
-    _settle_ties(run, order, (score[1:] == score[:-1]) & (topic[1:] == topic[:-1]))
+    settled = _settle_ties(run, order, (score[1:] == score[:-1]) & (topic[1:] == topic[:-1]))
     if blocks is not None:
         order = order[blocks]
-    return order
+    return order, ranked and not settled and blocks is None
 
 
 _SIGN = np.uint64(63)
@@ -102,10 +105,11 @@ def _by_score(topic: IntArray, score: FloatArray) -> IntArray:
     return order_within_groups(topic, flip[:, None])
 
 
-def _settle_ties(run: Run, order: IntArray, tied: np.ndarray) -> None:
-    """Reorder (in place) each run of ``order`` entries tied with their neighbours by docno descending."""
+def _settle_ties(run: Run, order: IntArray, tied: np.ndarray) -> bool:
+    """Reorder (in place) each run of ``order`` entries tied with their neighbours by docno descending; False
+    when there was no tie."""
     if not tied.any():
-        return
+        return False
     n = order.size
     after_tie = np.zeros(n, dtype=bool)  # tied to the previous row
     after_tie[1:] = tied
@@ -115,6 +119,7 @@ def _settle_ties(run: Run, order: IntArray, tied: np.ndarray) -> None:
     group = np.cumsum(~after_tie[at]) - 1  # dense number of each tied row's group
     rows = order[at]
     order[at] = rows[descending_within_groups(group, words_of(run.docno[rows]))]
+    return True
 
 
 def _ranked_blocks(topic: IntArray, score: FloatArray) -> tuple[bool, IntArray | None]:

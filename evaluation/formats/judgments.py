@@ -33,7 +33,7 @@ def assemble_qrels(
         log.add("empty-qrels", "the judgments file has no judgments")
     docnos, doc = unique_strings(docno)
     doc = doc.astype(np.int64).ravel()
-    order = _row_order(topic, doc, intent, len(topics), docnos.size, len(intents))
+    order = row_order(topic, doc, intent, len(topics), docnos.size, len(intents))
     if order is not None:
         topic, intent, doc, grade = topic[order], intent[order], doc[order], grade[order]
     same = (topic[1:] == topic[:-1]) & (doc[1:] == doc[:-1]) & (intent[1:] == intent[:-1])
@@ -45,7 +45,7 @@ def assemble_qrels(
     return Qrels(topics, intents, docnos, topic, intent, doc, grade, name)
 
 
-def _row_order(
+def row_order(
     topic: IntArray, doc: IntArray, intent: IntArray, n_topics: int, n_docs: int, n_intents: int
 ) -> IntArray | None:
     """The stable order of the rows by (topic, doc, intent), or None when they already are in that order (files
@@ -57,7 +57,14 @@ def _row_order(
     key = (topic * np.int64(max(n_docs, 1)) + doc) * np.int64(max(n_intents, 1)) + intent
     if key.size < 2 or bool((key[1:] >= key[:-1]).all()):
         return None
-    return np.argsort(key, kind="stable").astype(np.int64)
+    position_bits = int(key.size - 1).bit_length()
+    if (span - 1).bit_length() + position_bits > 63:
+        return np.argsort(key, kind="stable").astype(np.int64)
+    key <<= position_bits  # key and position in one word: one plain sort is the stable order
+    key |= np.arange(key.size, dtype=np.int64)
+    key.sort()
+    key &= (1 << position_bits) - 1
+    return key
 
 
 def _check_repeats(

@@ -131,36 +131,68 @@ def unique_strings(values: np.ndarray) -> tuple[np.ndarray, IntArray]:
     """``np.unique(values, return_inverse=True)`` for an ``S`` array, equal results, sorted on words.
 
     NumPy sorts ``S`` arrays with byte-string comparisons; packed word keys (see
-    ``descending_within_groups``) sort hundreds of thousands of document ids several times faster. Runs of
-    equal neighbours (a diversity qrels lists each document once per intent, one line after the other) are
-    sorted once, by their first value.
+    ``descending_within_groups``) sort hundreds of thousands of document ids several times faster.
     """
-    n = values.size
-    if n == 0:
+    if values.size == 0:
         return values.copy(), np.zeros(0, dtype=np.int64)
-    compact = compact_keys(words_of(values))
+    first, inverse = unique_word_rows(words_of(values))
+    return np.take(values, first), inverse  # (take: several times faster than [] for S items)
+
+
+def unique_word_rows(words: U64Array) -> tuple[IntArray, IntArray]:
+    """For strings given as (n, k) words (``lexer.words_of``): the row where each distinct string first
+    occurs, in the strings' byte-wise order, and each row's index among them (``np.unique``'s inverse).
+
+    Runs of equal neighbours (a diversity qrels lists each document once per intent, one line after the
+    other) are sorted once, by their first value.
+    """
+    n = words.shape[0]
+    if n == 0:
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+    compact = compact_keys(words)
     change = np.ones(n, dtype=bool)
     change[1:] = ~rows_equal(compact[1:], compact[:-1])
     heads = np.flatnonzero(change)
     if heads.size < n:
-        unique, inverse = _unique_rows(values[heads], compact[heads])
-        return unique, np.repeat(inverse, np.diff(np.append(heads, n)))
-    return _unique_rows(values, compact)
+        first, inverse = _unique_rows(compact[heads])
+        return heads[first], np.repeat(inverse, np.diff(np.append(heads, n)))
+    return _unique_rows(compact)
 
 
-def _unique_rows(values: np.ndarray, compact: U64Array) -> tuple[np.ndarray, IntArray]:
-    """``unique_strings`` of values given with their ``compact_keys``."""
-    n = values.size
-    order = _order_within_groups(np.zeros(n, dtype=np.int64), compact)
-    ranked = np.take(compact, order, axis=0)
+def _unique_rows(compact: U64Array) -> tuple[IntArray, IntArray]:
+    """``unique_word_rows`` of rows given as their ``compact_keys``."""
+    n = compact.shape[0]
     new = np.ones(n, dtype=bool)
-    same = ranked[1:, 0] == ranked[:-1, 0]
-    for j in range(1, ranked.shape[1]):
-        same &= ranked[1:, j] == ranked[:-1, j]
-    new[1:] = ~same
+    packed = _with_positions(compact, n)
+    if packed is not None:  # one sort of key and position packed in a word; positions are distinct
+        packed.sort()
+        position_bits = _U(max(int(n - 1).bit_length(), 1))
+        key = packed >> position_bits
+        new[1:] = key[1:] != key[:-1]
+        order = (packed & ((_U(1) << position_bits) - _U(1))).view(np.int64)
+    else:
+        order = _order_within_groups(np.zeros(n, dtype=np.int64), compact)
+        ranked = np.take(compact, order, axis=0)
+        same = ranked[1:, 0] == ranked[:-1, 0]
+        for j in range(1, ranked.shape[1]):
+            same &= ranked[1:, j] == ranked[:-1, j]
+        new[1:] = ~same
     inverse = np.empty(n, dtype=np.int64)
     inverse[order] = np.cumsum(new) - 1
-    return values[order[new]], inverse
+    return order[new], inverse
+
+
+def _with_positions(compact: U64Array, n: int) -> U64Array | None:
+    """Each row's one-word compact key with its position in the low bits it leaves free (``compact_keys``
+    fills words from the top), or None when the keys take more than one word or leave too few bits."""
+    if compact.shape[1] != 1:
+        return None
+    position_bits = max(int(n - 1).bit_length(), 1)
+    used = int(np.bitwise_or.reduce(compact[:, 0]))
+    if used & ((1 << position_bits) - 1):
+        return None
+    packed: U64Array = compact[:, 0] | np.arange(n, dtype=np.uint64)
+    return packed
 
 
 def compact_keys(words: U64Array) -> U64Array:

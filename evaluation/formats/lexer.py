@@ -18,6 +18,8 @@ IntArray = npt.NDArray[np.int64]
 ByteArray = npt.NDArray[np.uint8]
 
 _NEWLINE = 10
+_SPACE = 32
+_TAB = 9
 #: ``#``: a line whose first field starts with it is a comment, skipped by every reader
 COMMENT = 35
 _MASKS = np.array([(1 << (8 * k)) - 1 for k in range(9)], dtype=np.uint64)  # low k bytes
@@ -166,9 +168,10 @@ def simple_rows(buf: ByteArray, begin: int, end: int, ncols: int) -> IntArray | 
     """Where each field ends (rows x ncols offsets) in ``buf[begin:end]`` when it has the plain layout.
 
     Plain: whole lines (``end`` is just after a newline or is the end of the data) of exactly ``ncols``
-    fields, no comment, every gap between fields a single separator byte -- what tools write. Then field
+    fields, no comment, every gap between fields a single space or tab -- what tools write. Then field
     ``j`` starts one byte after field ``j - 1`` ends (see ``field_starts``). One scan finds the separators;
-    anything else returns None, for the general path (``tokenize``) to handle and report.
+    anything else (a NUL or other control byte as a gap included) returns None, for the general path
+    (``tokenize``) to handle and report.
     """
     text = buf[begin:end]
     size = text.size
@@ -178,7 +181,11 @@ def simple_rows(buf: ByteArray, begin: int, end: int, ncols: int) -> IntArray | 
     if sep[0] or bool((sep[1:] & sep[:-1]).any()):
         return None
     gaps = np.flatnonzero(sep)
-    newlines = int(np.count_nonzero(text[gaps] == _NEWLINE))  # every newline is a separator
+    gap_bytes = text[gaps]
+    newlines = int(np.count_nonzero(gap_bytes == _NEWLINE))  # every newline is a separator
+    blanks = int(np.count_nonzero(gap_bytes == _SPACE)) + int(np.count_nonzero(gap_bytes == _TAB))
+    if blanks + newlines != gaps.size:
+        return None
     if not sep[-1]:  # the data ends without a terminator: the end closes the last field
         gaps = np.append(gaps, size)
     if gaps.size % ncols:

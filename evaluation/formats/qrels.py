@@ -15,6 +15,7 @@ from evaluation.formats.judgments import assemble_qrels
 from evaluation.formats.keys import intern_labels
 from evaluation.formats.lexer import Rows, report_fields, select_rows, tokenize
 from evaluation.formats.numbers import parse_ints
+from evaluation.formats.plain_qrels import read_plain_qrels
 from evaluation.formats.source import Blob, SourceLike, load
 from evaluation.model import Qrels
 from evaluation.problems import InputError, Parsed, ProblemLog
@@ -39,6 +40,9 @@ def read_qrels(source: SourceLike) -> Qrels:
 
 
 def _parse(blob: Blob, log: ProblemLog) -> Qrels:
+    plain = read_plain_qrels(blob.data, blob.name)  # the usual layout, read in small pieces
+    if plain is not None:
+        return plain
     fields = tokenize(blob.data)
     content = np.flatnonzero(fields.content_lines())  # comments do not decide the layout
     ncols = 3 if content.size and int(fields.counts[content[0]]) == 3 else 4

@@ -481,9 +481,6 @@ def _chunk_columns(buf: np.ndarray, begin: int, end: int, limits: DecodeLimits) 
     starts = {j: field_starts(ends, j, begin) for j in (0, 2, 3, 4, 5)}
     if int((ends[:, -1] - starts[0]).max()) > limits.max_line_bytes:
         return None
-    gaps = buf[ends[:, :-1]]
-    if not bool(((gaps == 32) | (gaps == 9)).all()):  # a NUL or other control byte between fields
-        return None
     lengths = {j: ends[:, j] - starts[j] for j in (0, 2, 5)}
     longest = {j: int(lengths[j].max()) for j in (0, 2, 5)}
     if longest[0] > 16 or longest[5] > 32 or longest[2] > _DOCNO_MAX:
