@@ -13,9 +13,9 @@ from evaluation.formats.judgments import assemble_qrels
 from evaluation.formats.keys import intern_labels
 from evaluation.formats.lexer import Rows, report_fields, select_rows, tokenize
 from evaluation.formats.numbers import parse_floats, parse_ints
-from evaluation.formats.source import SourceLike, load
+from evaluation.formats.source import Blob, SourceLike, parse_source
 from evaluation.model import IntentWeights, Qrels
-from evaluation.problems import InputError, Parsed, ProblemLog
+from evaluation.problems import Parsed, ProblemLog
 
 COLUMNS = 5
 _QUOTE = 34
@@ -23,11 +23,10 @@ _QUOTE = 34
 
 def parse_evall(source: SourceLike) -> Parsed[tuple[Qrels, IntentWeights]]:
     """Read an EvALL gold standard into per-intent qrels and intent weights, collecting every problem."""
-    try:
-        blob = load(source)
-    except InputError as exc:
-        return Parsed(None, tuple(exc.problems))
-    log = ProblemLog(source=blob.name)
+    return parse_source(source, _read_gold)
+
+
+def _read_gold(blob: Blob, log: ProblemLog) -> tuple[Qrels, IntentWeights] | None:
     rows = unquote(select_rows(tokenize(blob.data, tabs_only=True), COLUMNS, log, "EvALL gold"))
     grade, bad = parse_ints(rows.buf, *rows.column(2))
     if bad.any():
@@ -45,7 +44,7 @@ def parse_evall(source: SourceLike) -> Parsed[tuple[Qrels, IntentWeights]]:
         rows, topics, topic, intents, intent, rows.text(1), grade,
         doc_col=1, log=log, name=blob.name, scope="test case and aspect",
     )
-    return Parsed.from_log((qrels, IntentWeights(weights, blob.name)), log)
+    return (qrels, IntentWeights(weights, blob.name))
 
 
 def read_evall(source: SourceLike) -> tuple[Qrels, IntentWeights]:

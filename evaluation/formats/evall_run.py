@@ -13,26 +13,24 @@ import numpy as np
 from evaluation.formats.evall import unquote
 from evaluation.formats.lexer import select_rows, tokenize
 from evaluation.formats.ranked_items import ranked_run
-from evaluation.formats.source import SourceLike, display_name, load
+from evaluation.formats.source import Blob, SourceLike, display_name, parse_source
 from evaluation.model import Run
-from evaluation.problems import InputError, Parsed, ProblemLog
+from evaluation.problems import Parsed, ProblemLog
 
 COLUMNS = 2
 
 
 def parse_evall_run(source: SourceLike, name: str | None = None) -> Parsed[Run]:
     """Read an EvALL ranking output, collecting every problem; ``name`` defaults to the file name without .gz."""
-    try:
-        blob = load(source)
-    except InputError as exc:
-        return Parsed(None, tuple(exc.problems))
-    log = ProblemLog(source=blob.name)
+    return parse_source(source, lambda blob, log: _read_evall_run(blob, log, name))
+
+
+def _read_evall_run(blob: Blob, log: ProblemLog, name: str | None) -> Run | None:
     rows = unquote(select_rows(tokenize(blob.data, tabs_only=True), COLUMNS, log, "EvALL run"))
     order = np.arange(len(rows), dtype=np.int64)
     at = (rows.line, rows.columns(1))
-    run = ranked_run(name or display_name(blob.name), rows.text(0), rows.strings(1), order, at, at, log,
+    return ranked_run(name or display_name(blob.name), rows.text(0), rows.strings(1), order, at, at, log,
                      what="EvALL run")
-    return Parsed.from_log(run, log)
 
 
 def read_evall_run(source: SourceLike, name: str | None = None) -> Run:

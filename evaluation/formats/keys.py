@@ -46,14 +46,20 @@ def intern_labels(values: np.ndarray) -> tuple[tuple[str, ...], IntArray]:
 
 def intern_words(words: U64Array) -> tuple[tuple[str, ...], IntArray]:
     """``intern_labels`` for strings given as (n, k) little-endian words (see ``lexer.words_of``)."""
-    n = words.shape[0]
-    if n == 0:
+    if words.shape[0] == 0:
         return (), np.zeros(0, dtype=np.int64)
+    return intern_runs(*label_runs(words))
+
+
+def label_runs(words: U64Array) -> tuple[U64Array, IntArray]:
+    """Rows of words (at least one) as runs of equal neighbours: each run's words and its length (a file grouped by
+    topic has one run per topic, whatever its number of lines)."""
+    n = words.shape[0]
     change = words[1:, 0] != words[:-1, 0]
     for j in range(1, words.shape[1]):
         change |= words[1:, j] != words[:-1, j]
     heads = np.concatenate(([0], np.flatnonzero(change) + 1))
-    return intern_runs(words[heads], np.diff(np.append(heads, n)))
+    return words[heads], np.diff(np.append(heads, n))
 
 
 def intern_runs(head_words: U64Array, lengths: IntArray) -> tuple[tuple[str, ...], IntArray]:

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from evaluation.formats.judgments import row_order
-from evaluation.formats.keys import intern_runs, unique_word_rows
+from evaluation.formats.keys import intern_runs, label_runs, unique_word_rows
 from evaluation.formats.lexer import PADDED_FACTOR, PADDED_MIN, field_starts, gather_words, simple_rows
 from evaluation.formats.numbers import parse_ints
 from evaluation.model import Qrels
@@ -92,17 +92,10 @@ def _read_span(buf: np.ndarray, begin: int, end: int) -> _Span | None:
     grade, bad = parse_ints(buf, starts[3], ends[:, 3])
     if bad.any():
         return None
-    topic_heads, topic_runs = _runs(gather_words(buf, starts[0], lengths[0], 2))
-    intent_heads, intent_runs = _runs(gather_words(buf, starts[1], lengths[1], 2))
+    topic_heads, topic_runs = label_runs(gather_words(buf, starts[0], lengths[0], 2))
+    intent_heads, intent_runs = label_runs(gather_words(buf, starts[1], lengths[1], 2))
     docno = gather_words(buf, starts[2], lengths[2], -(-longest_docno // 8))
     return _Span(topic_heads, topic_runs, intent_heads, intent_runs, docno, grade)
-
-
-def _runs(words: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Rows of words as runs of equal neighbours: each run's words and its length."""
-    change = (words[1:, 0] != words[:-1, 0]) | (words[1:, 1] != words[:-1, 1])
-    first = np.concatenate(([0], np.flatnonzero(change) + 1))
-    return words[first], np.diff(np.append(first, words.shape[0]))
 
 
 def _longest(words: np.ndarray) -> int:

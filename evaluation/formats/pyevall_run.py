@@ -21,9 +21,9 @@ from evaluation.formats.evall import unquote
 from evaluation.formats.lexer import report_fields, select_rows, tokenize
 from evaluation.formats.numbers import parse_ints
 from evaluation.formats.ranked_items import ranked_run
-from evaluation.formats.source import Blob, SourceLike, display_name, load
+from evaluation.formats.source import Blob, SourceLike, display_name, parse_source
 from evaluation.model import Run
-from evaluation.problems import InputError, Parsed, ProblemLog
+from evaluation.problems import Parsed, ProblemLog
 
 FIELDS = ("test_case", "id", "value")
 _HEADER = tuple(f.encode() for f in FIELDS)
@@ -32,11 +32,10 @@ _BLANK = re.compile(r"\s*")
 
 def parse_pyevall_tsv(source: SourceLike, name: str | None = None) -> Parsed[Run]:
     """Read PyEvALL ranking predictions as TSV, collecting every problem."""
-    try:
-        blob = load(source)
-    except InputError as exc:
-        return Parsed(None, tuple(exc.problems))
-    log = ProblemLog(source=blob.name)
+    return parse_source(source, lambda blob, log: _read_tsv(blob, log, name))
+
+
+def _read_tsv(blob: Blob, log: ProblemLog, name: str | None) -> Run | None:
     rows = unquote(select_rows(tokenize(blob.data, tabs_only=True), len(FIELDS), log, "PyEvALL TSV"))
     if len(rows) and tuple(rows.take(np.zeros(1, dtype=np.int64)).text(j)[0] for j in range(3)) == _HEADER:
         rows = rows.take(np.arange(1, len(rows)))
@@ -45,23 +44,20 @@ def parse_pyevall_tsv(source: SourceLike, name: str | None = None) -> Parsed[Run
         report_fields(log, rows, bad, 2, "position-not-integer",
                       "value {!r} is not an integer position: only ranking predictions can be evaluated")
         rows, position = rows.take(~bad), position[~bad]  # not ranked, so not reported as a tie or duplicate
-    run = ranked_run(_name(blob, name), rows.text(0), rows.strings(1), position, (rows.line, rows.columns(1)),
+    return ranked_run(_name(blob, name), rows.text(0), rows.strings(1), position, (rows.line, rows.columns(1)),
                      (rows.line, rows.columns(2)), log, what="PyEvALL TSV")
-    return Parsed.from_log(run, log)
 
 
 def parse_pyevall_json(source: SourceLike, name: str | None = None) -> Parsed[Run]:
     """Read PyEvALL ranking predictions as JSON, collecting every problem (a syntax error stops the reading)."""
-    try:
-        blob = load(source)
-    except InputError as exc:
-        return Parsed(None, tuple(exc.problems))
-    log = ProblemLog(source=blob.name)
+    return parse_source(source, lambda blob, log: _read_json(blob, log, name))
+
+
+def _read_json(blob: Blob, log: ProblemLog, name: str | None) -> Run | None:
     items = _JsonItems(blob.data, log)
-    run = ranked_run(_name(blob, name), np.array(items.test_case, dtype=bytes), _padded(items.item),
+    return ranked_run(_name(blob, name), np.array(items.test_case, dtype=bytes), _padded(items.item),
                      _ints(items.position), (_ints(items.id_line), _ints(items.id_column)),
                      (_ints(items.value_line), _ints(items.value_column)), log, what="PyEvALL JSON")
-    return Parsed.from_log(run, log)
 
 
 def read_pyevall_json(source: SourceLike, name: str | None = None) -> Run:

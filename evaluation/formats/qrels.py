@@ -16,22 +16,16 @@ from evaluation.formats.keys import intern_labels
 from evaluation.formats.lexer import Rows, report_fields, select_rows, tokenize
 from evaluation.formats.numbers import parse_ints
 from evaluation.formats.plain_qrels import read_plain_qrels
-from evaluation.formats.source import Blob, SourceLike, load
+from evaluation.formats.source import Blob, SourceLike, parse_source
 from evaluation.model import Qrels
-from evaluation.problems import InputError, Parsed, ProblemLog
+from evaluation.problems import Parsed, ProblemLog
 
 _LETTER_L = (76, 108)  # 'L', 'l'
 
 
 def parse_qrels(source: SourceLike) -> Parsed[Qrels]:
     """Read judgments, collecting every problem."""
-    try:
-        blob = load(source)
-    except InputError as exc:
-        return Parsed(None, tuple(exc.problems))
-    log = ProblemLog(source=blob.name)
-    qrels = _parse(blob, log)
-    return Parsed.from_log(qrels, log)
+    return parse_source(source, _parse)
 
 
 def read_qrels(source: SourceLike) -> Qrels:

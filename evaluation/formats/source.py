@@ -12,15 +12,15 @@ import hashlib
 import os
 import sys
 import zlib
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
-from typing import Union
+from typing import TypeVar, Union
 
 import numpy as np
 
-from evaluation.problems import InputError, Problem
+from evaluation.problems import InputError, Parsed, Problem, ProblemLog
 
 GZIP_MAGIC = b"\x1f\x8b"
 UTF8_BOM = b"\xef\xbb\xbf"
@@ -28,6 +28,7 @@ MIB = 1024 * 1024
 
 #: What a reader accepts: a filesystem path, "-" (stdin), or an already-loaded Blob.
 SourceLike = Union[str, os.PathLike[str], "Blob"]
+T = TypeVar("T")
 
 _CHUNK = MIB  # decompressed bytes per inflate step, and the window the line counter scans at once
 _FEED = 64 * 1024  # compressed bytes given to the inflater at once (its unconsumed rest is copied per step)
@@ -263,3 +264,14 @@ def load(source: SourceLike, name: str | None = None, limits: DecodeLimits | Non
     except OSError as exc:
         raise InputError.single("file-not-readable", f"cannot read {text}: {exc.strerror}", label) from None
     return Blob.from_bytes(data, label, limits)
+
+
+def parse_source(source: SourceLike, read: Callable[[Blob, ProblemLog], T | None]) -> Parsed[T]:
+    """Open ``source`` and read it with ``read``, collecting every problem -- what each reader's ``parse_*`` does:
+    an input that cannot be opened gives its problems and no value; ``read`` logs the content's problems."""
+    try:
+        blob = load(source)
+    except InputError as exc:
+        return Parsed(None, tuple(exc.problems))
+    log = ProblemLog(source=blob.name)
+    return Parsed.from_log(read(blob, log), log)

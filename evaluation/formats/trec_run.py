@@ -27,6 +27,7 @@ from evaluation.formats.keys import (
     hash_words,
     intern_runs,
     intern_words,
+    label_runs,
 )
 from evaluation.formats.lexer import (
     PADDED_FACTOR,
@@ -496,12 +497,9 @@ def _chunk_columns(buf: np.ndarray, begin: int, end: int, limits: DecodeLimits) 
     tag[: tags.shape[1]] = tags[0]
     if not bool((tags == tag[: tags.shape[1]]).all()):
         return None
-    topic = gather_words(buf, starts[0], lengths[0], 2)
-    change = (topic[1:, 0] != topic[:-1, 0]) | (topic[1:, 1] != topic[:-1, 1])
-    first = np.concatenate(([0], np.flatnonzero(change) + 1))
+    heads, runs = label_runs(gather_words(buf, starts[0], lengths[0], 2))
     docno = gather_words(buf, starts[2], lengths[2], -(-longest[2] // 8))
-    return _ChunkColumns(int(ends.shape[0]), topic[first], np.diff(np.append(first, topic.shape[0])), docno,
-                         hash_words(docno), score, rank, tag)
+    return _ChunkColumns(int(ends.shape[0]), heads, runs, docno, hash_words(docno), score, rank, tag)
 
 
 class _Column:
