@@ -11,22 +11,24 @@ from typing import NamedTuple
 
 
 class Command(NamedTuple):
-    """One subcommand: ``evalserve <name>``, registered by ``evalserve.cli.<module>``."""
+    """One subcommand: ``evalserve <name>``, registered by ``evalserve.cli.<module>``; ``one_shot``: it runs one
+    evaluation and exits, so NumPy is loaded with ``numpy_env.ONE_SHOT_ENV`` (no BLAS threads, small pages)."""
 
     name: str
     module: str
     help: str
+    one_shot: bool = False
 
 
 #: every subcommand, in the order ``evalserve --help`` lists them
 COMMANDS: tuple[Command, ...] = (
-    Command("evaluate", "evaluate", "evaluate runs against relevance judgments"),
+    Command("evaluate", "evaluate", "evaluate runs against relevance judgments", one_shot=True),
     Command("measures", "measures", "list every measure with its parameters and reference"),
     Command("meta", "meta", "meta-evaluation: unanimity, discriminative power, significance, correlation,"
             " preference agreement"),
     Command("axioms", "axioms", "check measures against the ten axiomatic constraints (Pri ... AspRel)"),
     Command("hierarchy", "hierarchy", "build intent hierarchies (JSON) or synthesise document fingerprints"),
-    Command("demo", "demo", "evaluate the bundled sample runs (no files needed)"),
+    Command("demo", "demo", "evaluate the bundled sample runs (no files needed)", one_shot=True),
     Command("serve", "serve", "start the HTTP API and workers (embedded SQLite database and broker by default;"
             " DATABASE_URL / REDIS_URL to use PostgreSQL / Redis); restarts any that dies"),
     Command("worker", "serve", "start evaluation workers and a webhook worker, restarted if they die (same"
@@ -43,6 +45,11 @@ COMMANDS: tuple[Command, ...] = (
 def help_of(name: str) -> str:
     """The one-line help of subcommand ``name`` (what its module passes to ``add_parser``)."""
     return next(c.help for c in COMMANDS if c.name == name)
+
+
+def is_one_shot(name: str | None) -> bool:
+    """Whether subcommand ``name`` is a ``Command.one_shot`` one."""
+    return any(c.name == name and c.one_shot for c in COMMANDS)
 
 
 def requested(argv: list[str]) -> str | None:

@@ -13,7 +13,8 @@ import sys
 from collections.abc import Collection, Sequence
 from importlib import import_module
 
-from evalserve.cli.commands import COMMANDS, requested
+from evalserve.cli.commands import COMMANDS, is_one_shot, requested
+from evalserve.cli.numpy_env import prepare_one_shot
 from evaluation.problems import EvaluationError, InputError, NothingScored, Problem
 
 EXIT_OK, EXIT_INTERNAL, EXIT_INPUT = 0, 1, 2
@@ -59,6 +60,8 @@ def build_parser(full: Collection[str] | None = None) -> argparse.ArgumentParser
 def main(argv: Sequence[str] | None = None) -> int:
     words = list(sys.argv[1:] if argv is None else argv)
     command = requested(words)
+    if is_one_shot(command):
+        prepare_one_shot()  # before the subcommand's module imports NumPy
     parser = build_parser(() if command is None else (command,))
     args = parser.parse_args(words)
     if not getattr(args, "handler", None):
