@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from evaluation.intent_ranking import IntentInputs, IntentSlots, intent_slots
-from evaluation.judged_ranking import TopicPolicy, evaluated_topics, judge_ranking
+from evaluation.judged_ranking import TopicPolicy, evaluated_topics, judge_ranking, start_join
 from evaluation.measures.base import Measure
 from evaluation.measures.registry import default_registry
 from evaluation.model import FloatArray, IntentWeights, Qrels, Run
@@ -180,8 +180,9 @@ class Evaluator:
                 run.name,
             )
         topics = evaluated_topics(self.qrels, run.topics, self.topics)
+        joined = start_join(self.qrels, run, pool)  # its blocks run on the pool while this thread ranks the run
         ranking = rank_run(run, self.ties)
-        judged = judge_ranking(self.qrels, ranking, topics, pool)
+        judged = judge_ranking(self.qrels, ranking, topics, pool, joined)
         prepared: dict[str, Any] = {"adhoc": judged}
 
         def prepare(kind: str) -> Any:

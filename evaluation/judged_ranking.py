@@ -7,6 +7,7 @@ segment sums over these arrays (spec 1.2-1.5).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import partial
 from typing import NoReturn
@@ -145,9 +146,10 @@ class JudgedRanking:
 
 
 def judge_ranking(qrels: Qrels, ranking: Ranking, topics: tuple[str, ...],
-                  pool: TaskPool | None = None) -> JudgedRanking:
+                  pool: TaskPool | None = None, joined: Callable[[], IntArray] | None = None) -> JudgedRanking:
     """Join a ranking with the qrels' single-aspect view, restricted to (and ordered by) ``topics``; with a
-    ``pool``, blocks of the run are joined on its threads (the same result)."""
+    ``pool``, blocks of the run are joined on its threads (the same result). ``joined``: the join of the
+    ranking's run, started earlier (``start_join``)."""
     run = ranking.run
     index = _index_of(qrels)
     if topics == run.topics:  # the usual case: every topic of the run is evaluated, in the same order
@@ -164,7 +166,7 @@ def judge_ranking(qrels: Qrels, ranking: Ranking, topics: tuple[str, ...],
         counts = np.bincount(topic_of, minlength=len(topics))
         offsets = np.concatenate(([0], np.cumsum(counts))).astype(np.int64)
         rank = _positions(offsets)
-    found = _judgments_of(qrels, run, pool)
+    found = (joined or start_join(qrels, run, pool))()
     entry = found if ranking.in_file_order and order is ranking.order else found[order]
     judged = entry >= 0
     grade = index.grade_or_zero[entry]  # entry -1 reads the appended 0
@@ -222,10 +224,17 @@ def _index_of(qrels: Qrels) -> _QrelsIndex:
 
 def _judgments_of(qrels: Qrels, run: Run, pool: TaskPool | None = None) -> IntArray:
     """For every row of the run (file order), its entry in ``qrels.adhoc`` or -1 when not judged."""
+    return start_join(qrels, run, pool)()
+
+
+def start_join(qrels: Qrels, run: Run, pool: TaskPool | None = None) -> Callable[[], IntArray]:
+    """Start ``_judgments_of`` (the join needs the run, not its ranking): with a ``pool`` its blocks are handed
+    to the pool's threads now, so the caller can rank the run meanwhile; the function returned waits for them
+    (doing any nobody has started) and gives the entries. Without a pool it does the whole join when called."""
     index = _index_of(qrels)
     n = len(run)
     if n == 0:
-        return np.full(n, -1, dtype=np.int64)
+        return lambda: np.full(n, -1, dtype=np.int64)
     run_to_qrels = np.array([index.topic_index.get(t, -1) for t in run.topics], dtype=np.int64)
     hashes = run.derived.get(DOCNO_HASHES)  # kept by the reader; valid while the docnos stay read-only
     if hashes is None or run.docno.flags.writeable:
@@ -241,9 +250,14 @@ def _judgments_of(qrels: Qrels, run: Run, pool: TaskPool | None = None) -> IntAr
 
         found[lo:hi] = index.index.find(run_to_qrels[run.topic[lo:hi]], hashes[lo:hi], same)
 
-    for _ in in_order(pool, [partial(join, lo) for lo in range(0, n, _JOIN_BLOCK)]):
-        pass
-    return found
+    blocks = in_order(pool, [partial(join, lo) for lo in range(0, n, _JOIN_BLOCK)])  # submitted now, with a pool
+
+    def wait() -> IntArray:
+        for _ in blocks:
+            pass
+        return found
+
+    return wait
 
 
 _JOIN_BLOCK = 1 << 16  # run rows probed at once in the join: the probes' temporaries stay in cache

@@ -168,3 +168,35 @@ def test_runs_fetched_on_demand_are_fetched_once_each_and_one_at_a_time_on_one_t
     assert fetched == list(range(len(paths)))
     if threads == 1:
         assert events == [(kind, i) for i in range(len(paths)) for kind in ("fetch", "read")]
+
+
+class _RecordingPool:
+    """A pool that only records what is submitted (pieces run when their result is asked for)."""
+
+    def __init__(self) -> None:
+        self.submitted = 0
+
+    def submit(self, work, *, leaf=False):  # type: ignore[no-untyped-def]
+        from evaluation.task_pool import Pending
+
+        self.submitted += 1
+        return Pending(work)
+
+
+def test_the_join_is_handed_to_the_pool_before_the_run_is_ranked(web2012: tuple[Path, list[Path]]) -> None:
+    """``Evaluator.evaluate`` starts the join (``start_join``) before ranking the run, so the pool's threads
+    join while the caller ranks; what the join gives does not depend on when it ran."""
+    from evaluation.formats import parse_qrels, read_run
+    from evaluation.judged_ranking import _judgments_of, start_join
+
+    qrels_path, runs = web2012
+    qrels = parse_qrels(qrels_path).unwrap()
+    run = read_run(str(runs[0]))
+    big = type(run)(run.name, run.topics, np.tile(run.topic, 9), np.tile(run.docno, 9), np.tile(run.score, 9),
+                    np.tile(run.rank, 9))  # more rows than one join block
+    pool = _RecordingPool()
+    wait = start_join(qrels, big, pool)  # type: ignore[arg-type]
+    assert pool.submitted == -(-len(big) // (1 << 16)) > 1  # every block submitted before anyone waits
+    assert np.array_equal(wait(), _judgments_of(qrels, big))
+    with task_pool(2) as real:
+        assert np.array_equal(start_join(qrels, big, real)(), _judgments_of(qrels, big))
