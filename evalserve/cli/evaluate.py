@@ -17,6 +17,7 @@ from typing import Any
 from evalserve.cli.allocator import keep_freed_memory
 from evalserve.cli.commands import help_of
 from evaluation.evaluator import Evaluator
+from evaluation.file_digest import FileDigest
 from evaluation.formats import load
 from evaluation.formats.source import DecodeLimits
 from evaluation.formats.trec_run import RunFile
@@ -109,7 +110,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         inputs = load_inputs(
             partial(open_input, args.qrels),
-            [open_run(path) for path in args.runs],
+            [open_run(path, getattr(args, "digests", {}).get(path)) for path in args.runs],
             qrels_format=args.qrels_format,
             run_format=args.run_format,
             intent_weights=open_input(args.intent_weights) if args.intent_weights else None,
@@ -150,11 +151,12 @@ def open_input(path: str) -> Opened:
         return exc
 
 
-def open_run(path: str) -> Opened | RunFile:
-    """A run given as a regular file is read from its path as it is parsed (bounded memory, hashed on the way);
-    standard input and anything else are opened whole (``open_input``)."""
+def open_run(path: str, digest: FileDigest | None = None) -> Opened | RunFile:
+    """A run given as a regular file is read from its path as it is parsed (bounded memory, hashed on the way
+    unless its ``digest`` was started already: ``early_digests``); standard input and anything else are opened
+    whole (``open_input``)."""
     if path != "-" and os.path.isfile(path):
-        return RunFile(path, limits=DecodeLimits.from_env())
+        return RunFile(path, limits=DecodeLimits.from_env(), digest=digest)
     return open_input(path)
 
 

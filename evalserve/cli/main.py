@@ -60,10 +60,14 @@ def build_parser(full: Collection[str] | None = None) -> argparse.ArgumentParser
 def main(argv: Sequence[str] | None = None) -> int:
     words = list(sys.argv[1:] if argv is None else argv)
     command = requested(words)
-    if is_one_shot(command):
-        prepare_one_shot()  # before the subcommand's module imports NumPy
+    digests = {}
+    if is_one_shot(command):  # before the subcommand's module imports NumPy
+        from evalserve.cli.early_digests import start  # (hashlib and threads: not for --version)
+
+        prepare_one_shot()
+        digests = start(words)  # the run files, hashed on their own threads while the engine is imported
     parser = build_parser(() if command is None else (command,))
-    args = parser.parse_args(words)
+    args = parser.parse_args(words, namespace=argparse.Namespace(digests=digests))
     if not getattr(args, "handler", None):
         parser.print_help()
         return EXIT_INPUT

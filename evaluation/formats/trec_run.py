@@ -20,6 +20,7 @@ from typing import Any
 
 import numpy as np
 
+from evaluation.file_digest import FileDigest
 from evaluation.formats.distinct import sorted_distinct
 from evaluation.formats.keys import (
     duplicate_rows,
@@ -91,6 +92,7 @@ class RunFile:
     run_name: str | None = None
     limits: DecodeLimits = DEFAULT_LIMITS
     data: bytes | None = None  # the file's bytes as stored (e.g. a stored blob), read instead of ``path``
+    digest: FileDigest | None = None  # the file's SHA-256, already being computed (``path`` only)
 
     @property
     def name(self) -> str:
@@ -102,23 +104,28 @@ def parse_run_file(source: RunFile, pool: TaskPool | None = None) -> tuple[Parse
     """Read a run file and the SHA-256 of its bytes as stored (None when it could not be opened); with a
     ``pool``, the chunks of each block read are parsed on its threads (the same run either way).
 
-    A file in the usual layout is read block by block (gzip inflated block by block) and hashed as it is read:
-    memory holds one read buffer and the run's own arrays, never the file. Any other file -- a problem to
+    A file in the usual layout is read block by block (gzip inflated block by block) and hashed as it is read
+    (or its hash is taken from ``source.digest``): memory holds one read buffer and the run's own arrays, never
+    the file. Any other file -- a problem to
     report, an unusual layout, a limit passed -- is read whole the general way (``load``), which reports it.
     """
     label = source.path
     name = source.run_name or (display_name(label) if not label.startswith("<") else label)
     hasher = hashlib.sha256()
     if source.data is None:
-        chunks = _file_chunks(label, source.limits, hasher)
+        given = source.digest  # then the bytes read here need no hashing
+        chunks = _file_chunks(label, source.limits, hasher if given is None else None)
     else:
+        given = None
         chunks = _bytes_chunks(source.data, source.limits, hasher)
     try:
         streamed = _parse_plain(chunks, name, source.limits, _text_size(source), pool)
     except _NotTaken:
         streamed = None
     if streamed is not None:
-        return Parsed.from_log(streamed, ProblemLog(source=label)), hasher.hexdigest()
+        digest = hasher.hexdigest() if given is None else given.result()
+        if digest is not None:  # (None: the file could not be hashed to its end; read it the general way)
+            return Parsed.from_log(streamed, ProblemLog(source=label)), digest
     try:
         if source.data is None:
             blob = load(label, limits=source.limits)
