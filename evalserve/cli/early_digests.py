@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 
-from evaluation.file_digest import FileDigest
+from evaluation.file_digest import FileDigest, digest_files
 
 
 def run_paths(argv: Sequence[str]) -> list[str]:
@@ -24,4 +24,4 @@ def run_paths(argv: Sequence[str]) -> list[str]:
 
 def start(argv: Sequence[str]) -> dict[str, FileDigest]:
     """A digest, being computed, of every run file on the command line, by path."""
-    return {path: FileDigest(path) for path in run_paths(argv)}
+    return digest_files(run_paths(argv))

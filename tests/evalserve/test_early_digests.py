@@ -16,7 +16,7 @@ import numpy as np
 
 from evalserve.cli.early_digests import run_paths, start
 from evalserve.cli.main import main
-from evaluation.file_digest import FileDigest
+from evaluation.file_digest import digest_files
 from evaluation.formats.trec_run import RunFile, parse_run_file
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -31,8 +31,10 @@ def sha256(path: Path) -> str:
 def test_a_file_digest_is_hashlibs(tmp_path: Path) -> None:
     big = tmp_path / "big.run"
     big.write_bytes(RUN.read_bytes() * 40)  # several read blocks
-    assert FileDigest(str(big)).result() == sha256(big)
-    assert FileDigest(str(tmp_path / "missing.run")).result() is None
+    digests = digest_files([str(big), str(tmp_path / "missing.run"), str(big)])
+    assert list(digests) == [str(big), str(tmp_path / "missing.run")]
+    assert digests[str(big)].result() == sha256(big)
+    assert digests[str(tmp_path / "missing.run")].result() is None
 
 
 def test_run_paths_are_the_regular_files_after_run(tmp_path: Path) -> None:
@@ -49,7 +51,7 @@ def test_the_reader_takes_a_given_digest_and_reads_the_same_run(tmp_path: Path) 
     gz.write_bytes(gzip.compress(RUN.read_bytes()))
     for path in (RUN, gz):
         hashed, own = parse_run_file(RunFile(str(path)))
-        given, digest = parse_run_file(RunFile(str(path), digest=FileDigest(str(path))))
+        given, digest = parse_run_file(RunFile(str(path), digest=digest_files([str(path)])[str(path)]))
         assert own == digest == sha256(path)  # the bytes as stored (compressed for gzip)
         assert hashed.value is not None and given.value is not None
         for column in ("topic", "docno", "score", "rank"):
@@ -60,7 +62,7 @@ def test_the_reader_takes_a_given_digest_and_reads_the_same_run(tmp_path: Path) 
 def test_a_digest_that_failed_sends_the_run_to_the_general_reader(tmp_path: Path) -> None:
     """The file could not be hashed to its end (it vanished in between): the run is read again, whole, and the
     digest is that of the bytes read then."""
-    failed = FileDigest(str(tmp_path / "missing.run"))
+    failed = digest_files([str(tmp_path / "missing.run")])[str(tmp_path / "missing.run")]
     parsed, digest = parse_run_file(RunFile(str(RUN), digest=failed))
     assert digest == sha256(RUN)
     assert parsed.value is not None and len(parsed.value) == len(RUN.read_text().splitlines())
@@ -74,16 +76,16 @@ def test_meta_inputs_report_the_early_digests(tmp_path: Path) -> None:
     assert inputs["bm25.run"] == sha256(RUN)
 
 
-#: records, for every FileDigest started, whether NumPy was loaded at that moment
+#: records, for every call of digest_files, whether NumPy was loaded at that moment
 PROBE = """
 import contextlib, io, json, sys
 import evaluation.file_digest as fd
 seen = []
-start = fd.FileDigest.__init__
-def recording(self, path):
+start = fd.digest_files
+def recording(paths):
     seen.append("numpy" in sys.modules)
-    start(self, path)
-fd.FileDigest.__init__ = recording
+    return start(paths)
+fd.digest_files = recording
 from evalserve.cli.main import main
 with contextlib.redirect_stdout(io.StringIO()):
     code = main(sys.argv[2:])
