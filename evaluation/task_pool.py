@@ -17,7 +17,7 @@ import threading
 from collections import deque
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from typing import Generic, TypeVar
+from typing import Generic, NoReturn, TypeVar
 
 T = TypeVar("T")
 
@@ -39,12 +39,13 @@ class Pending(Generic[T]):
         return self._claim.acquire(blocking=False)
 
     def run(self) -> None:
-        """Do the claimed piece, keeping its value or exception."""
+        """Do the claimed piece, keeping its value or exception (and letting go of the work: its arguments)."""
         try:
             self._value = self._work()
         except BaseException as exc:  # handed to whoever asks for the result
             self._error = exc
         finally:
+            self._work = _done_already
             self._done.set()
 
     def result(self) -> T:
@@ -60,6 +61,18 @@ class Pending(Generic[T]):
         if self._error is not None:
             raise self._error
         return self._value  # type: ignore[return-value]
+
+    def take(self) -> T:
+        """``result()`` for a piece whose one caller uses the value and drops it: the piece lets go of it. (A
+        piece its caller did itself stays in the pool's queue until a worker passes it over; holding every
+        value until then kept a whole run's chunks alive while the other threads were busy elsewhere.)"""
+        value = self.result()
+        self._value = None
+        return value
+
+
+def _done_already() -> NoReturn:
+    raise AssertionError("a piece is done once")
 
 
 class TaskPool:
@@ -147,7 +160,7 @@ def in_order(pool: TaskPool | None, works: Sequence[Callable[[], T]]) -> Iterato
     if pool is None or len(works) < 2:
         return (work() for work in works)
     pieces = [pool.submit(work, leaf=True) for work in works]
-    return (piece.result() for piece in pieces)
+    return (piece.take() for piece in pieces)
 
 
 @contextmanager

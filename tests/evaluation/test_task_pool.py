@@ -113,3 +113,34 @@ def test_a_thread_waiting_inside_a_piece_does_only_leaves_so_few_outer_pieces_ru
         assert [p.result() for p in pieces] == [sum(i * 100 + j for j in range(8)) for i in range(30)]
     assert most[0] <= threads
     assert deepest[0] < 60  # no run started inside another run's wait
+
+
+class _Value:
+    """A result that can be watched with a weak reference."""
+
+
+def test_results_taken_in_order_are_let_go_while_the_other_threads_are_busy() -> None:
+    """The caller does the pieces itself while the pool's other thread is busy elsewhere; those pieces stay in the
+    pool's queue until a worker passes them over, but each lets go of its value once the caller has taken it (a
+    run's chunks were all kept alive this way, megabytes each, until the judgments had been read)."""
+    import gc
+    import weakref
+
+    from evaluation.task_pool import in_order
+
+    busy, release = threading.Event(), threading.Event()
+
+    def elsewhere() -> None:
+        busy.set()
+        release.wait(10)
+
+    with task_pool(2) as pool:
+        pool.submit(elsewhere)
+        assert busy.wait(10)  # the pool's one worker is taken
+        watched = []
+        for value in in_order(pool, [_Value for _ in range(5)]):
+            watched.append(weakref.ref(value))
+            del value
+            gc.collect()
+            assert all(ref() is None for ref in watched)  # only the value in use is alive
+        release.set()
