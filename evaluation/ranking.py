@@ -68,23 +68,28 @@ def _trec_order(run: Run) -> tuple[IntArray, bool]:
     """Score descending, then docno descending byte-wise; only rows with tied scores pay for docno sorting.
 
     Files written in ranked order (every topic in one block, scores not increasing) need no sort: ties are
-    settled where they stand, then the blocks are taken in topic order. Also says whether the order is the
-    file's own (ranked, no ties, topics in order).
+    settled where they stand and the blocks taken in topic order, in one pass over the rows. Also says whether
+    the order is the file's own (ranked, no ties, topics in order).
     """
     topic, score = run.topic, run.score
     n = topic.size
     if n < 2:
         return np.argsort(topic, kind="stable"), False
     ranked, blocks = _ranked_blocks(topic, score)
-    if ranked:
-        order = np.arange(n, dtype=np.int64)
-    else:
+    if not ranked:
         order = _by_score(topic, score)
         topic, score = topic[order], score[order]
-    settled = _settle_ties(run, order, (score[1:] == score[:-1]) & (topic[1:] == topic[:-1]))
-    if blocks is not None:
-        order = order[blocks]
-    return order, ranked and not settled and blocks is None
+        _settle_ties(run, order, (score[1:] == score[:-1]) & (topic[1:] == topic[:-1]))
+        return order, False
+    tied = (score[1:] == score[:-1]) & (topic[1:] == topic[:-1])
+    if blocks is None:
+        order = np.arange(n, dtype=np.int64)
+        return order, not _settle_ties(run, order, tied)
+    order = blocks.order()
+    if tied.any():  # settle them in file order, then move each settled row to where its place went
+        at, settled = _settled(run, np.arange(n, dtype=np.int64), tied)
+        order[blocks.positions(at)] = settled
+    return order, False
 
 
 _SIGN = np.uint64(63)
@@ -110,6 +115,14 @@ def _settle_ties(run: Run, order: IntArray, tied: np.ndarray) -> bool:
     when there was no tie."""
     if not tied.any():
         return False
+    at, settled = _settled(run, order, tied)
+    order[at] = settled
+    return True
+
+
+def _settled(run: Run, order: IntArray, tied: np.ndarray) -> tuple[IntArray, IntArray]:
+    """The positions of ``order`` in a run of entries tied with their neighbours, and their rows reordered by docno
+    descending within each run."""
     n = order.size
     after_tie = np.zeros(n, dtype=bool)  # tied to the previous row
     after_tie[1:] = tied
@@ -118,13 +131,39 @@ def _settle_ties(run: Run, order: IntArray, tied: np.ndarray) -> bool:
     at = np.flatnonzero(in_tie)
     group = np.cumsum(~after_tie[at]) - 1  # dense number of each tied row's group
     rows = order[at]
-    order[at] = rows[descending_within_groups(group, words_of(run.docno[rows]))]
-    return True
+    return at, rows[descending_within_groups(group, words_of(run.docno[rows]))]
 
 
-def _ranked_blocks(topic: IntArray, score: FloatArray) -> tuple[bool, IntArray | None]:
+@dataclass(frozen=True)
+class _Blocks:
+    """A file's blocks of rows of one topic and where each goes when they are taken in topic order: the block
+    starting at file row ``starts[i]`` (``lengths[i]`` rows) goes i-th, to position ``moved[i]``."""
+
+    bounds: IntArray  # every block's first file row, then the number of rows
+    pick: IntArray  # file blocks in topic order
+    moved: IntArray
+
+    def order(self) -> IntArray:
+        """The file rows in topic order: one array, filled by running sums (each block's rows are consecutive)."""
+        starts, ends = self.bounds[self.pick], self.bounds[self.pick + 1]
+        out = np.ones(int(self.bounds[-1]), dtype=np.int64)
+        out[self.moved[0]] = starts[0]
+        out[self.moved[1:]] = starts[1:] - ends[:-1] + 1  # jump from the last row of the block before
+        np.cumsum(out, out=out)
+        return out
+
+    def positions(self, rows: IntArray) -> IntArray:
+        """Where the given file rows go in ``order()``."""
+        block = np.searchsorted(self.bounds, rows, side="right") - 1
+        rank = np.empty(self.pick.size, dtype=np.int64)
+        rank[self.pick] = np.arange(self.pick.size, dtype=np.int64)
+        placed: IntArray = self.moved[rank[block]] + (rows - self.bounds[block])
+        return placed
+
+
+def _ranked_blocks(topic: IntArray, score: FloatArray) -> tuple[bool, _Blocks | None]:
     """Whether the file is in ranked order up to ties -- each topic's rows contiguous, scores not increasing
-    -- and, if so, the permutation taking its blocks in topic order (None: they already are)."""
+    -- and, if so, how to take its blocks in topic order (None: they already are)."""
     change = topic[1:] != topic[:-1]
     ordered = score[1:] <= score[:-1]  # False for NaN: such files take the general path
     if not bool((ordered | change).all()):
@@ -138,8 +177,7 @@ def _ranked_blocks(topic: IntArray, score: FloatArray) -> tuple[bool, IntArray |
     pick = np.argsort(block_topic, kind="stable")
     if bool((block_topic[pick][1:] == block_topic[pick][:-1]).any()):
         return False, None  # a topic split over several blocks
-    bounds = np.concatenate(([0], heads, [topic.size]))
-    starts, lengths = bounds[pick], np.diff(bounds)[pick]
-    moved = np.concatenate(([0], np.cumsum(lengths)[:-1]))
-    blocks: IntArray = np.arange(topic.size, dtype=np.int64) + np.repeat(starts - moved, lengths)
-    return True, blocks
+    bounds = np.concatenate(([0], heads, [topic.size])).astype(np.int64)
+    lengths = np.diff(bounds)[pick]
+    moved = np.concatenate(([0], np.cumsum(lengths)[:-1])).astype(np.int64)
+    return True, _Blocks(bounds, pick.astype(np.int64), moved)
