@@ -123,6 +123,19 @@ class JudgedRanking:
             ("num_rel", level), lambda: self.segment_sum(self.ideal >= level, ideal=True), self._ideal_memo
         )
 
+    def count_within(self, marked: np.ndarray, cutoff: int | None) -> FloatArray:
+        """Per topic: how many of the documents ranked at or above ``cutoff`` (all when None) ``marked`` marks --
+        ``segment_sum(marked & within(cutoff))``, the same counts, read from the top ``cutoff`` documents only
+        when they are few (P@10 on a 100-deep run reads a tenth of it)."""
+        if cutoff is None or cutoff * self.n_topics * 2 > self.rank.size:
+            return self.segment_sum(marked & self.within(cutoff))
+        picked = marked[self.top(cutoff)]  # topic by topic, min(cutoff, documents) each
+        running = np.zeros(picked.size + 1, dtype=np.int64)
+        np.cumsum(picked, out=running[1:])
+        ends = np.cumsum(np.minimum(np.diff(self.offsets), cutoff))
+        counts: FloatArray = (running[ends] - running[np.concatenate(([0], ends[:-1]))]).astype(np.float64)
+        return counts
+
     def top(self, depth: int) -> IntArray:
         """Indices of the documents ranked at or above ``depth``, topic by topic (found from the topic offsets,
         without scanning every document)."""

@@ -22,7 +22,7 @@ def num_rel(data: JudgedRanking, params: Mapping[str, Any], cutoff: int | None) 
 
 
 def num_rel_ret(data: JudgedRanking, params: Mapping[str, Any], cutoff: int | None) -> FloatArray:
-    return data.segment_sum(data.relevant(params["rel"]) & data.within(cutoff))
+    return data.count_within(data.relevant(params["rel"]), cutoff)
 
 
 NUM_RET = MeasureDef(

@@ -15,8 +15,7 @@ from evaluation.measures.base import MeasureDef, required_cutoff
 
 def precision(data: JudgedRanking, params: Mapping[str, Any], cutoff: int | None) -> FloatArray:
     cutoff = required_cutoff(cutoff)
-    hits = data.relevant(params["rel"]) & data.within(cutoff)
-    return data.segment_sum(hits) / cutoff
+    return data.count_within(data.relevant(params["rel"]), cutoff) / cutoff
 
 
 DEFINITION = MeasureDef(

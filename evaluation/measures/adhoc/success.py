@@ -11,7 +11,7 @@ from evaluation.measures.base import MeasureDef
 
 
 def success(data: JudgedRanking, params: Mapping[str, Any], cutoff: int | None) -> FloatArray:
-    hits = data.segment_sum(data.relevant(params["rel"]) & data.within(cutoff))
+    hits = data.count_within(data.relevant(params["rel"]), cutoff)
     return (hits > 0).astype(float)
 
 
