@@ -65,7 +65,8 @@ class Transport(sqla.Transport):
             if self._waiter is None:
                 time.sleep(pause)
                 continue
-            self._waiter.watch(q for channel in self.channels for q in channel._active_queues)
+            if self._waiter.watch(q for channel in self.channels for q in channel._active_queues):
+                continue  # a pipe opened just now: a message committed before it could not poke it, query again
             self._waiter.wait(pause)
 
     def close_connection(self, connection: Any) -> None:

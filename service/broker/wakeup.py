@@ -66,8 +66,10 @@ class Waiter:
         self.directory = directory
         self._fds: dict[str, int] = {}
 
-    def watch(self, queues: Iterable[str]) -> None:
-        """Open (creating it if needed) the pipe of every queue not yet watched."""
+    def watch(self, queues: Iterable[str]) -> bool:
+        """Open (creating it if needed) the pipe of every queue not yet watched; True if any was opened now (a
+        message committed just before had nobody to poke: look at the queue again before waiting)."""
+        opened = False
         for queue in queues:
             if queue in self._fds:
                 continue
@@ -76,6 +78,8 @@ class Waiter:
             with contextlib.suppress(FileExistsError):
                 os.mkfifo(path, 0o600)
             self._fds[queue] = os.open(path, os.O_RDWR | os.O_NONBLOCK)
+            opened = True
+        return opened
 
     def wait(self, timeout: float) -> bool:
         """Block until a watched pipe is poked (consuming one byte) or ``timeout`` seconds pass; True if poked."""

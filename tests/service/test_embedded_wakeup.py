@@ -5,6 +5,7 @@ all came by the wake-up call."""
 from __future__ import annotations
 
 import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -62,3 +63,29 @@ def test_an_idle_consumer_receives_a_message_without_polling(tmp_path: Path) -> 
     thread.join(60)  # a bound that only catches a hang
     assert not thread.is_alive()
     assert received == [{"job": "job_1"}]
+
+
+def test_a_message_committed_while_the_consumer_opens_its_pipe_is_not_missed(tmp_path: Path,
+                                                                             monkeypatch: Any) -> None:
+    """The consumer found the queue empty, and the message is committed before its pipe exists (so the poke finds
+    nobody): the consumer looks at the queue again once the pipe is open instead of sleeping out the fallback hour."""
+    url = f"sqlite:///{tmp_path / 'broker.db'}"
+    received: list[Any] = []
+    watch = wakeup.Waiter.watch
+
+    def publish_then_watch(self: wakeup.Waiter, queues: Any) -> bool:
+        queues = list(queues)
+        if not wakeup.pipe_path(self.directory, "jobs").exists():
+            with _connection(url) as conn:
+                conn.SimpleQueue("jobs").put({"job": "job_1"})
+        return watch(self, queues)
+
+    monkeypatch.setattr(wakeup.Waiter, "watch", publish_then_watch)
+    with _connection(url) as conn, conn.Consumer(
+        Queue("jobs"), callbacks=[lambda body, message: (received.append(body), message.ack())]
+    ):
+        started = time.monotonic()
+        conn.drain_events(timeout=30)  # without the second look it waits the 30 s out, then finds the message
+        waited = time.monotonic() - started
+    assert received == [{"job": "job_1"}]
+    assert waited < 15, waited  # a bound far above a query, far below the wait it replaces
