@@ -18,6 +18,7 @@ from evaluation.formats.keys import descending_within_groups, order_within_group
 from evaluation.formats.lexer import words_of
 from evaluation.model import FloatArray, IntArray, Run
 from evaluation.problems import EvaluationError
+from evaluation.segments import expand_ranges
 
 
 class TiePolicy(StrEnum):
@@ -144,13 +145,8 @@ class _Blocks:
     moved: IntArray
 
     def order(self) -> IntArray:
-        """The file rows in topic order: one array, filled by running sums (each block's rows are consecutive)."""
-        starts, ends = self.bounds[self.pick], self.bounds[self.pick + 1]
-        out = np.ones(int(self.bounds[-1]), dtype=np.int64)
-        out[self.moved[0]] = starts[0]
-        out[self.moved[1:]] = starts[1:] - ends[:-1] + 1  # jump from the last row of the block before
-        np.cumsum(out, out=out)
-        return out
+        """The file rows in topic order (each block's rows are consecutive)."""
+        return expand_ranges(self.bounds[self.pick], self.bounds[self.pick + 1])
 
     def positions(self, rows: IntArray) -> IntArray:
         """Where the given file rows go in ``order()``."""

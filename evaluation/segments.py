@@ -8,13 +8,21 @@ from evaluation.model import IntArray
 
 
 def expand_ranges(lo: IntArray, hi: IntArray) -> IntArray:
-    """Concatenate ``arange(lo[i], hi[i])`` for every i, without a Python loop."""
-    counts = hi - lo
-    total = int(counts.sum()) if counts.size else 0
-    if total == 0:
+    """Concatenate ``arange(lo[i], hi[i])`` for every i, without a Python loop: one array of ones, each range's
+    first element set to its jump from the element before, then running sums in place (no ``arange`` and
+    ``repeat`` temporaries of the output's size)."""
+    counts = np.asarray(hi, dtype=np.int64) - lo
+    keep = counts > 0
+    if not keep.all():
+        lo, hi, counts = lo[keep], hi[keep], counts[keep]
+    if counts.size == 0:
         return np.zeros(0, dtype=np.int64)
-    before = np.concatenate(([0], np.cumsum(counts)[:-1]))
-    return (np.arange(total) + np.repeat(lo - before, counts)).astype(np.int64)
+    ends = np.cumsum(counts)
+    out = np.ones(int(ends[-1]), dtype=np.int64)
+    out[0] = lo[0]
+    out[ends[:-1]] = lo[1:] - hi[:-1] + 1  # from the last element of the range before to this one's first
+    np.cumsum(out, out=out)
+    return out
 
 
 def segment_ids(offsets: IntArray) -> IntArray:
