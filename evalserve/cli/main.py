@@ -97,7 +97,14 @@ def _print_problems(problems: Sequence[Problem], omitted: int) -> None:
 
 
 def run() -> None:
-    sys.exit(main())
+    """The ``evalserve`` console script: ``main``, then exit -- a one-shot command without the interpreter's
+    teardown (``fast_exit.finish``: the output, exit code and ``atexit`` handlers kept)."""
+    code = main()
+    if is_one_shot(requested(sys.argv[1:])):
+        from evalserve.cli.fast_exit import finish  # (threading: not for --version)
+
+        finish(code)
+    sys.exit(code)
 
 
 if __name__ == "__main__":
