@@ -9,8 +9,9 @@ A version is a commit (checked out into a temporary git worktree, bytecode compi
 checkout as it is). Both run with this venv's interpreter and packages; the checkout is put first on
 ``sys.path`` in place of the editable install.
 
-Usage: ``python3 bench/ab.py [--before COMMIT] [--after work|COMMIT] [--workload wide|adhoc] [--repeat 10]``
-(data: ``python3 bench/generate.py --workloads trec,wide``; ``adhoc`` also needs ``bench/whole_process.py`` to
+Usage: ``python3 bench/ab.py [--before COMMIT] [--after work|COMMIT] [--workload wide|adhoc|diversity]
+[--repeat 10]`` (data: ``python3 bench/generate.py --workloads trec,wide,intents``; ``diversity`` runs ndeval's
+21 default columns against the pyndeval script; ``adhoc`` also needs ``bench/whole_process.py`` to
 have derived its shuffled runs once).
 """
 
@@ -45,6 +46,8 @@ run()
 def workload(name: str) -> tuple[Path, list[Path]]:
     if name == "wide":
         return WORK / "wide" / "qrels.txt", [WORK / "wide" / "runs" / "run00.txt"]
+    if name == "diversity":
+        return WORK / "intents" / "qrels.txt", [WORK / "intents" / "runs" / f"run{i:02d}.txt" for i in range(10)]
     shuffled = WORK / "whole_process" / "adhoc-shuffled"
     return WORK / "trec" / "qrels.txt", [shuffled / f"run{i:02d}.txt" for i in range(10)]
 
@@ -76,19 +79,26 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--before", default="HEAD")
     ap.add_argument("--after", default="work")
-    ap.add_argument("--workload", choices=("wide", "adhoc"), default="wide")
+    ap.add_argument("--workload", choices=("wide", "adhoc", "diversity"), default="wide")
     ap.add_argument("--repeat", type=int, default=10)
     args = ap.parse_args()
     qrels, runs = workload(args.workload)
-    reference = [sys.executable, str(HERE / "reference" / "pytrec_eval_script.py"), str(qrels), ",".join(MEASURES),
-                 *map(str, runs)]
+    if args.workload == "diversity":  # pyndeval's default columns, as bench/whole_process.py compares them
+        from whole_process import NDEVAL
+
+        measures: tuple[str, ...] = tuple(NDEVAL.values())
+        reference = [sys.executable, str(HERE / "reference" / "pyndeval_script.py"), str(qrels), *map(str, runs)]
+    else:
+        measures = MEASURES
+        reference = [sys.executable, str(HERE / "reference" / "pytrec_eval_script.py"), str(qrels),
+                     ",".join(MEASURES), *map(str, runs)]
     with tempfile.TemporaryDirectory() as tmp:
         roots = {label: checkout(version, Path(tmp)) for label, version in
                  (("before", args.before), ("after", args.after))}
         try:
             out = Path(tmp) / "out.json"
             commands = {label: [sys.executable, "-c", LAUNCHER, str(root), "evaluate", "--qrels", str(qrels),
-                                *[a for r in runs for a in ("--run", str(r))], "-m", *MEASURES, "-o", str(out)]
+                                *[a for r in runs for a in ("--run", str(r))], "-m", *measures, "-o", str(out)]
                         for label, root in roots.items()}
             theirs: list[float] = []
             ours: dict[str, list[tuple[float, float, int]]] = {label: [] for label in commands}
@@ -101,7 +111,8 @@ def main() -> None:
                 if root != ROOT:
                     subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force", str(root)], check=False)
     reference_median = statistics.median(theirs)
-    print(f"{args.workload}: pytrec_eval script median {reference_median:.3f} s ({len(theirs)} runs)")
+    tool = "pyndeval" if args.workload == "diversity" else "pytrec_eval"
+    print(f"{args.workload}: {tool} script median {reference_median:.3f} s ({len(theirs)} runs)")
     for label, version in (("before", args.before), ("after", args.after)):
         walls = [w for w, _, _ in ours[label]]
         q1, _, q3 = statistics.quantiles(walls, n=4)
