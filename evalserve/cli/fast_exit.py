@@ -1,9 +1,10 @@
 """How a one-shot command's process ends (``evalserve evaluate``, ``demo``): without the interpreter's teardown.
 
 After the work is done, ``sys.exit`` would still tear down every module and free every object one by one --
-NumPy's and the engine's included -- which took 15-20 ms of an ad hoc ``evaluate`` of about 0.3 s, whole process
-(bench/RESULTS.md). ``finish`` keeps everything a user could see from that teardown -- the buffered output, the
-exit code, the ``atexit`` handlers, a running non-daemon thread -- and leaves the rest to the kernel.
+NumPy's and the engine's included: 15-20 ms after the last ``atexit`` handler; a whole ad hoc ``evaluate`` took
+0.319 s with it and 0.286 s without (bench/RESULTS.md). ``finish`` keeps everything a user could see from that
+teardown -- the buffered output, the exit code, the ``atexit`` handlers, a running non-daemon thread -- and leaves
+the rest to the kernel.
 """
 
 from __future__ import annotations
