@@ -79,10 +79,20 @@ class AdhocJudgments:
 
     @cached_property
     def ideal_grades(self) -> IntArray:
-        """Each topic's judged grades sorted descending (topic segments as in ``offsets``)."""
+        """Each topic's judged grades sorted descending (topic segments as in ``offsets``): counted -- how many
+        judgments of each grade each topic has, in order -- when topics and grades span few values (always, for
+        topic numbers), else one packed sort."""
         if self.grade.size == 0:
             return self.grade.copy()
         low, high = int(self.grade.min()), int(self.grade.max())
+        first, last = int(self.topic[0]), int(self.topic[-1])  # topic is sorted
+        levels = high - low + 1
+        cells = (last - first + 1) * levels
+        if cells <= 4 * self.grade.size + 1024:
+            counts = np.bincount((self.topic - first) * levels + (high - self.grade), minlength=cells)
+            descending = np.arange(high, low - 1, -1, dtype=self.grade.dtype)
+            counted: IntArray = np.repeat(np.tile(descending, last - first + 1), counts)
+            return counted
         grade_bits = (high - low).bit_length()
         if int(self.topic[-1]).bit_length() + grade_bits > 62:  # (topic is sorted: its last is its largest)
             return self.grade[np.lexsort((-self.grade, self.topic))]
