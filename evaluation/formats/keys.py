@@ -418,31 +418,11 @@ def _order_within_groups(cls: IntArray, big: U64Array) -> IntArray:
     offset = col * 64 + 64 - int(np.bitwise_or.reduce(big[:, col] ^ big[0, col])).bit_length()
     nbits = ncols * 64
     pos = perm.copy()  # positions (into perm) of the rows still tied, ascending
-    group = cls.astype(np.uint64)
-    first = _by_class_rows(cls, big, offset)
-    if first is not None:  # the first pass as one short sort per class
-        perm, tie, width = first
+    group = cls.astype(np.uint64)  # their classes, renumbered densely as ties narrow
+    found = _by_class_rows(cls, big, offset, perm) or _packed_pass(perm, pos, group, big, offset)
+    while found is not None:  # each pass reads the next bits of the rows still tied
+        tie, width = found
         offset += width
-    while pos.size:
-        if first is None:
-            if offset >= nbits:
-                break  # rows still tied are equal: they stand in row order already, each tie group together
-            bits = max(int(pos.size - 1).bit_length(), 1)
-            gbits = max(int(group.max()).bit_length(), 1)
-            width = 64 - bits - gbits
-            rows = perm[pos]
-            key = group << _U(64 - gbits)
-            if width > 0:
-                key |= _bits_at(big, rows, offset, width) << _U(bits)
-            key |= np.arange(pos.size, dtype=np.uint64)
-            key.sort()
-            perm[pos] = rows[(key & _U((1 << bits) - 1)).astype(np.int64)]
-            if width <= 0:
-                break
-            head = key >> _U(bits)
-            tie = head[1:] == head[:-1]
-            offset += width
-        first = None
         if not tie.any():
             break
         in_tie = np.zeros(pos.size, dtype=bool)
@@ -453,22 +433,46 @@ def _order_within_groups(cls: IntArray, big: U64Array) -> IntArray:
         fresh = np.ones(keep.size, dtype=bool)  # dense renumbering of the surviving classes
         fresh[1:] = ~tie[keep[1:] - 1] | (keep[1:] != keep[:-1] + 1)
         group = (np.cumsum(fresh) - 1).astype(np.uint64)
+        # past the last bit, rows still tied are equal: they stand in row order already, each tie group together
+        found = _packed_pass(perm, pos, group, big, offset) if offset < nbits else None
     return perm
+
+
+def _packed_pass(perm: IntArray, pos: IntArray, group: U64Array, big: U64Array,
+                 offset: int) -> tuple[BoolArray, int] | None:
+    """One pass of ``_order_within_groups`` over the rows at ``pos`` of ``perm``: one sort of packed keys --
+    class, the next bits of the string from ``offset``, position -- reordering ``perm`` there in place. Returns
+    which neighbours are still tied and how many bits were read; None when no bits fitted beside class and
+    position (the rows are then in class order, the ties left as they stood)."""
+    bits = max(int(pos.size - 1).bit_length(), 1)
+    gbits = max(int(group.max()).bit_length(), 1)
+    width = 64 - bits - gbits
+    rows = perm[pos]
+    key = group << _U(64 - gbits)
+    if width > 0:
+        key |= _bits_at(big, rows, offset, width) << _U(bits)
+    key |= np.arange(pos.size, dtype=np.uint64)
+    key.sort()
+    perm[pos] = rows[(key & _U((1 << bits) - 1)).astype(np.int64)]
+    if width <= 0:
+        return None
+    head = key >> _U(bits)
+    return head[1:] == head[:-1], width
 
 
 #: ``_by_class_rows`` pads every class to the largest one's size: to at most this many times the rows
 ROWS_PADDING = 2
 
 
-def _by_class_rows(cls: IntArray, big: U64Array, offset: int) -> tuple[IntArray, BoolArray, int] | None:
+def _by_class_rows(cls: IntArray, big: U64Array, offset: int, perm: IntArray) -> tuple[BoolArray, int] | None:
     """The first pass of ``_order_within_groups`` as one short sort per class, the classes being the rows of a
     matrix of keys -- the next bits of the row's string from ``offset``, then its place within its class --
     padded with all-ones keys (which sort last) and sorted along its rows. NumPy sorts a thousand keys several
     times faster per key than fifty thousand, and no key bits go to the class. None when there is one class,
     more than 2**16, or classes so uneven that the matrix would hold over ``ROWS_PADDING`` times the rows.
 
-    Returns the permutation, which neighbours in it are still tied (same class, same bits) and how many bits
-    were read."""
+    Writes the permutation into ``perm``; returns which neighbours in it are still tied (same class, same bits)
+    and how many bits were read."""
     m = cls.size
     counts = np.bincount(cls)
     n_cls, longest = counts.size, int(counts.max())
@@ -492,10 +496,10 @@ def _by_class_rows(cls: IntArray, big: U64Array, offset: int) -> tuple[IntArray,
         key = keys.reshape(-1)
     else:
         key = keys[np.arange(longest, dtype=np.int64) < counts[:, None]]
-    perm: IntArray = by_cls[first + (key & _U((1 << pbits) - 1)).astype(np.int64)]
+    perm[:] = by_cls[first + (key & _U((1 << pbits) - 1)).astype(np.int64)]
     head = key >> _U(pbits)
     tie = (head[1:] == head[:-1]) & (grouped_cls[1:] == grouped_cls[:-1])
-    return perm, tie, max(width, 0)
+    return tie, max(width, 0)
 
 
 def _bits_at(big: U64Array, rows: IntArray, offset: int, width: int) -> U64Array:

@@ -77,5 +77,5 @@ def test_a_run_sized_case_takes_the_rows_pass_and_matches() -> None:
     cls = rng.permutation(np.repeat(np.arange(50, dtype=np.int64), 1000))
     scores = rng.integers(0, 300, cls.size).astype(np.uint64) << np.uint64(40)  # many ties in the top bits
     big = np.stack([scores, rng.integers(0, 4, cls.size).astype(np.uint64)], axis=1)
-    assert keys._by_class_rows(cls, big, 0) is not None
+    assert keys._by_class_rows(cls, big, 0, np.arange(cls.size, dtype=np.int64)) is not None
     assert order_within_groups(cls, big).tolist() == lexsorted(cls, big)
