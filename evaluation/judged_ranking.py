@@ -87,10 +87,7 @@ class JudgedRanking:
     def segment_sum(self, values: np.ndarray, *, ideal: bool = False) -> FloatArray:
         """Per-topic sums of a per-document (or, with ``ideal``, per-ideal-entry) array."""
         if values.dtype.kind in "bui":  # counts: exact in any order, from running sums
-            offsets = self.ideal_offsets if ideal else self.offsets
-            running = np.zeros(values.size + 1, dtype=np.int64)
-            np.cumsum(values, out=running[1:])
-            return (running[offsets[1:]] - running[offsets[:-1]]).astype(np.float64)
+            return _counts(values, self.ideal_offsets if ideal else self.offsets)
         seg = self.ideal_topic_of if ideal else self.topic_of
         return np.bincount(seg, weights=values, minlength=self.n_topics).astype(np.float64)
 
@@ -130,11 +127,7 @@ class JudgedRanking:
         if cutoff is None or cutoff * self.n_topics * 2 > self.rank.size:
             return self.segment_sum(marked & self.within(cutoff))
         picked = marked[self.top(cutoff)]  # topic by topic, min(cutoff, documents) each
-        running = np.zeros(picked.size + 1, dtype=np.int64)
-        np.cumsum(picked, out=running[1:])
-        ends = np.cumsum(np.minimum(np.diff(self.offsets), cutoff))
-        counts: FloatArray = (running[ends] - running[np.concatenate(([0], ends[:-1]))]).astype(np.float64)
-        return counts
+        return _counts(picked, np.concatenate(([0], np.cumsum(np.minimum(np.diff(self.offsets), cutoff)))))
 
     def top(self, depth: int) -> IntArray:
         """Indices of the documents ranked at or above ``depth``, topic by topic (found from the topic offsets,
@@ -156,6 +149,14 @@ class JudgedRanking:
                 hit.flags.writeable = False  # shared between runs
             store[key] = hit
         return hit
+
+
+def _counts(values: np.ndarray, offsets: IntArray) -> FloatArray:
+    """Per-segment sums of integer (or boolean) ``values``, exact, from one running sum (as floats)."""
+    running = np.zeros(values.size + 1, dtype=np.int64)
+    np.cumsum(values, out=running[1:])
+    counts: FloatArray = (running[offsets[1:]] - running[offsets[:-1]]).astype(np.float64)
+    return counts
 
 
 def judge_ranking(qrels: Qrels, ranking: Ranking, topics: tuple[str, ...],
