@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from service.shared_tasks.leaderboard_html import render_leaderboard_html
+from evalserve.service.web.leaderboard_html import render_leaderboard_html
 from tests import browser
 from tests.browser import Element, chromium, dump_dom, parse_html, screenshot  # noqa: F401 - chromium: fixture
 
