@@ -9,6 +9,7 @@ from sqlalchemy import Select, or_
 from sqlalchemy.orm import Session
 
 from evalserve.service.core.errors import ServiceError
+from evalserve.service.core.problem_codes import ProblemCode
 from evalserve.service.store.models import Base, Collection, Token
 
 M = TypeVar("M", bound=Base)
@@ -24,7 +25,7 @@ def visible_row(session: Session, model: type[M], ident: str, what: str, token: 
     row = session.get(model, ident)
     private = owned or getattr(row, "hidden", False)  # a hidden collection is private to its owner
     if row is None or (private and not sees_everything(token) and getattr(row, "owner_id", None) != token.id):
-        raise ServiceError(404, "not-found", f"no {what} {ident}")
+        raise ServiceError(404, ProblemCode.NOT_FOUND, f"no {what} {ident}")
     return row
 
 

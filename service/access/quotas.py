@@ -13,6 +13,7 @@ from sqlalchemy.orm import Session
 
 from evalserve.service.core.config import Limits
 from evalserve.service.core.errors import ServiceError
+from evalserve.service.core.problem_codes import ProblemCode
 from evalserve.service.store.models import (
     BlobRow,
     Collection,
@@ -76,7 +77,8 @@ def check_storage(s: Session, limits: Limits, owner_id: str, files: list[bytes])
         return
     used = stored_bytes(s, owner_id)
     if used + incoming > limits.storage_bytes:
-        raise ServiceError(429, "quota-exceeded", f"this upload ({_mb(incoming)}) would exceed your storage quota:"
+        raise ServiceError(429, ProblemCode.QUOTA_EXCEEDED,
+                           f"this upload ({_mb(incoming)}) would exceed your storage quota:"
                          f" {_mb(used)} of {_mb(limits.storage_bytes)} used; nothing was stored (ask the operator"
                          " for more)", headers={"Retry-After": str(STORAGE_RETRY_SECONDS)})
 
@@ -99,7 +101,7 @@ def check_jobs(s: Session, limits: Limits, owner_id: str, incoming: int = 1, now
         active = s.execute(select(func.count()).select_from(Job)
                            .where(mine, Job.state.in_(LIVE_STATES))).scalar() or 0
         if active + incoming > limits.active_jobs:
-            raise ServiceError(429, "quota-exceeded", f"you have {active} jobs queued or running, and at most"
+            raise ServiceError(429, ProblemCode.QUOTA_EXCEEDED, f"you have {active} jobs queued or running, and at most"
                              f" {limits.active_jobs} may be; wait for some to finish (nothing was stored)",
                              headers={"Retry-After": str(ACTIVE_JOBS_RETRY_SECONDS)})
     if limits.jobs_per_day > 0:
@@ -110,7 +112,7 @@ def check_jobs(s: Session, limits: Limits, owner_id: str, incoming: int = 1, now
         if today + incoming > limits.jobs_per_day:
             tomorrow = day + timedelta(days=1)
             wait = max(1, int((tomorrow - at).total_seconds()) + 1)
-            raise ServiceError(429, "quota-exceeded", f"you created {today} jobs today, and at most"
+            raise ServiceError(429, ProblemCode.QUOTA_EXCEEDED, f"you created {today} jobs today, and at most"
                              f" {limits.jobs_per_day} are allowed per UTC day; the next is accepted from"
                              f" {tomorrow.isoformat()} (nothing was stored)", headers={"Retry-After": str(wait)})
 

@@ -7,14 +7,16 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from evalserve.service.core.problem_codes import EngineCode, ProblemCode
+
 
 class ServiceError(Exception):
-    """A request refused by the service: ``status`` (an HTTP status), ``problem_code`` (``not-found``,
-    ``quota-exceeded``, ...), ``detail``, ``problems`` (a reader's problem list) and ``extra_headers``
+    """A request refused by the service: ``status`` (an HTTP status), ``problem_code`` (a ``ProblemCode``:
+    ``not-found``, ``quota-exceeded``, ...), ``detail``, ``problems`` (a reader's problem list) and ``extra_headers``
     (``Retry-After``)."""
 
-    def __init__(self, status: int, code: str, detail: str, problems: list[dict[str, Any]] | None = None,
-                 headers: Mapping[str, str] | None = None) -> None:
+    def __init__(self, status: int, code: ProblemCode | EngineCode, detail: str,
+                 problems: list[dict[str, Any]] | None = None, headers: Mapping[str, str] | None = None) -> None:
         super().__init__(detail)
         self.status = status
         self.problem_code = code

@@ -12,6 +12,7 @@ from sqlalchemy import select
 from evalserve.service.access.owners import readable_collections, visible, visible_row
 from evalserve.service.core.errors import ServiceError
 from evalserve.service.core.paging import page_of
+from evalserve.service.core.problem_codes import ProblemCode
 from evalserve.service.core.state import ServiceState
 from evalserve.service.inputs.collection_files import collection_files
 from evalserve.service.store.models import Collection, RunRecord, Token
@@ -49,7 +50,7 @@ def collection_hierarchies(st: ServiceState, token: Token, collection_id: str, s
                                  inputs.side, {})
         built = source.hierarchies(HierarchySettings(**settings).normalised())
     except (EvaluationError, InputError) as exc:
-        raise ServiceError(422, "missing-inputs", str(exc)) from None
+        raise ServiceError(422, ProblemCode.MISSING_INPUTS, str(exc)) from None
     return to_json(built) + "\n"
 
 
@@ -88,7 +89,7 @@ def import_published(st: ServiceState, token: Token, keys: list[str]) -> dict[st
 
     root = st.settings.catalogue_dir
     if root is None or not root.is_dir():
-        raise ServiceError(422, "catalogue-unavailable", "this server has no catalogue directory"
+        raise ServiceError(422, ProblemCode.CATALOGUE_UNAVAILABLE, "this server has no catalogue directory"
                            " (EVALSERVE_CATALOGUE_DIR); an operator can run 'evalserve collections import --from"
                            " DIR' instead")
     return {"loaded": load_published(st, token.id, root, keys)}

@@ -11,6 +11,7 @@ from typing import Any
 from sqlalchemy.orm import Session
 
 from evalserve.service.core.errors import ServiceError
+from evalserve.service.core.problem_codes import ProblemCode
 from evalserve.service.core.state import ServiceState
 from evalserve.service.inputs.streamed_runs import STREAM_FROM_BYTES, parse_streamed
 from evalserve.service.store.models import Collection, RunRecord, new_id
@@ -33,7 +34,7 @@ def to_blob(data: bytes, filename: str, limits: DecodeLimits) -> Blob:
     except InputError as exc:
         big = next((p for p in exc.problems if p.code in TOO_LARGE_CODES), None)
         if big is not None:
-            raise ServiceError(413, big.code, f"{filename}: {big.message}; nothing was stored",
+            raise ServiceError(413, ProblemCode(big.code), f"{filename}: {big.message}; nothing was stored",
                              exc.as_dicts()) from None
         raise _refused(filename, exc.as_dicts(), exc.omitted) from None
 
@@ -41,7 +42,8 @@ def to_blob(data: bytes, filename: str, limits: DecodeLimits) -> Blob:
 def _refused(filename: str, problems: list[dict[str, Any]], omitted: int = 0) -> ServiceError:
     errors = sum(p["severity"] == "error" for p in problems) + omitted
     more = f" ({omitted} more errors not listed)" if omitted else ""
-    return ServiceError(422, "invalid-upload", f"{filename}: {errors} error(s); nothing was stored{more}", problems)
+    return ServiceError(422, ProblemCode.INVALID_UPLOAD,
+                        f"{filename}: {errors} error(s); nothing was stored{more}", problems)
 
 
 def _checked(parsed: Parsed[Any], filename: str) -> Any:
@@ -131,12 +133,13 @@ def check_runs(files: list[tuple[str, bytes]], limits: DecodeLimits, run_format:
             continue
         checked.append(CheckedRun(filename, data, run, [p.as_dict() for p in parsed.warnings], fmt))
     if refused:
-        raise ServiceError(422, "invalid-upload", f"{len(refused)} of {len(files)} run file(s) have errors"
+        raise ServiceError(422, ProblemCode.INVALID_UPLOAD, f"{len(refused)} of {len(files)} run file(s) have errors"
                          f" ({', '.join(refused[:5])}); nothing was stored", problems)
     names = [c.run.name for c in checked]
     clash = sorted({n for n in names if names.count(n) > 1})
     if clash:
-        raise ServiceError(422, "duplicate-run-name", f"two runs would both be named {clash[0]}; rename one file")
+        raise ServiceError(422, ProblemCode.DUPLICATE_RUN_NAME,
+                           f"two runs would both be named {clash[0]}; rename one file")
     return checked
 
 
@@ -163,5 +166,5 @@ def store_runs(s: Session, st: ServiceState, owner_id: str, collection_id: str, 
     """Add validated runs for a collection the caller may use to the session (the caller commits)."""
     collection = s.get(Collection, collection_id)
     if collection is None or (collection.hidden and not admin and collection.owner_id != owner_id):
-        raise ServiceError(404, "not-found", f"no collection {collection_id}")
+        raise ServiceError(404, ProblemCode.NOT_FOUND, f"no collection {collection_id}")
     return [store_run(s, st, owner_id, collection_id, c) for c in checked]

@@ -7,6 +7,7 @@ import logging
 from typing import Any
 
 from evalserve.service.core.config import Settings
+from evalserve.service.core.problem_codes import ProblemCode
 from evalserve.service.jobrun.context import WorkerContext
 from evalserve.service.jobs import lifecycle as jobs
 from evalserve.service.jobs.events import JobFinished
@@ -34,7 +35,7 @@ def time_limit_error(settings: Settings) -> dict[str, Any]:
     """The ``error`` of a job over its time limit."""
     limit = settings.job_time_limit_seconds
     return jobs.error_detail(
-        "time-limit", f"the job ran longer than its limit of {limit:g} s (EVALSERVE_JOB_TIME_LIMIT_SECONDS)")
+        ProblemCode.TIME_LIMIT, f"the job ran longer than its limit of {limit:g} s (EVALSERVE_JOB_TIME_LIMIT_SECONDS)")
 
 
 def failure(exc: BaseException, settings: Settings, time_limit_errors: tuple[type[BaseException], ...] = (),
@@ -42,14 +43,14 @@ def failure(exc: BaseException, settings: Settings, time_limit_errors: tuple[typ
     """The ``error`` of a job that raised ``exc``: input problems, bad measures or requests, the time limit, or
     (a bug) an internal error."""
     if isinstance(exc, NothingScored):  # the inputs fit no topic: fail rather than store means of 0
-        return jobs.error_detail("no-topics-scored", str(exc), [p.as_dict() for p in exc.problems])
+        return jobs.error_detail(ProblemCode.NO_TOPICS_SCORED, str(exc), [p.as_dict() for p in exc.problems])
     if isinstance(exc, InputError):
-        return jobs.error_detail("invalid-input", str(exc), [p.as_dict() for p in exc.problems])
+        return jobs.error_detail(ProblemCode.INVALID_INPUT, str(exc), [p.as_dict() for p in exc.problems])
     if isinstance(exc, EvaluationError):  # a bad measure, or another request the engine cannot carry out
-        return jobs.error_detail("invalid-measure", str(exc))
+        return jobs.error_detail(ProblemCode.INVALID_MEASURE, str(exc))
     if isinstance(exc, (KeyError, ValueError)):  # a measure or option of a meta-evaluation the results lack
-        return jobs.error_detail("invalid-request", str(exc).strip("'\""))
+        return jobs.error_detail(ProblemCode.INVALID_REQUEST, str(exc).strip("'\""))
     if isinstance(exc, time_limit_errors):
         return time_limit_error(settings)
     log.error("job %s failed", job_id, exc_info=exc)  # a bug: record it on the job rather than leave it running
-    return jobs.error_detail("internal-error", f"{type(exc).__name__}: {exc}")
+    return jobs.error_detail(ProblemCode.INTERNAL_ERROR, f"{type(exc).__name__}: {exc}")

@@ -31,6 +31,7 @@ from sqlalchemy.exc import OperationalError
 from evalserve.service.broker.messages import EVALUATE_PART_TASK
 from evalserve.service.broker.messages import publish as publish_message
 from evalserve.service.core.config import Settings
+from evalserve.service.core.problem_codes import ProblemCode
 from evalserve.service.inputs.collection_files import collection_files
 from evalserve.service.jobrun.context import WorkerContext
 from evalserve.service.jobrun.lease import Lease, Stop, worker_name
@@ -160,7 +161,7 @@ def merge_and_finish(ctx: WorkerContext, claim: jobs.Claim) -> str:
             with ctx.db.session() as s:
                 outcomes = [json.loads(ctx.blobs.get(s, part.result_sha256)) if part.result_sha256 else
                             _failed(part.error or {"phase": "other", "detail": jobs.error_detail(
-                                "internal-error", f"part {part.index + 1} stopped without a result")})
+                                ProblemCode.INTERNAL_ERROR, f"part {part.index + 1} stopped without a result")})
                             for part in job_parts.parts(ctx.db, claim.job_id)]
             merged = merge(outcomes)
             if "error" in merged:

@@ -15,6 +15,7 @@ from typing import Any
 from sqlalchemy import and_, or_, select, update
 from sqlalchemy.orm import Session
 
+from evalserve.service.core.problem_codes import ProblemCode
 from evalserve.service.store.db import Database
 from evalserve.service.store.models import FINAL_STATES, Job, JobState, utcnow
 
@@ -60,7 +61,7 @@ def claim(db: Database, job_id: str, worker: str, lease_seconds: float, max_atte
         if job.attempts >= max_attempts:
             s.execute(_update_jobs().where(Job.id == job_id, claimable).values(
                 state=JobState.FAILED, stage="failed", finished_at=now, updated_at=now,
-                error=_error("worker-lost", f"the job was started {job.attempts} times and its worker stopped"
+                error=_error(ProblemCode.WORKER_LOST, f"the job was started {job.attempts} times and its worker stopped"
                              " each time (killed, out of memory or over its time limit)")))
             return None
         taken = s.execute(
@@ -166,10 +167,10 @@ def _held(claim_: Claim) -> Any:
     return and_(Job.id == claim_.job_id, Job.state == JobState.RUNNING, Job.lease_owner == claim_.worker)
 
 
-def _error(code: str, message: str, problems: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+def _error(code: ProblemCode, message: str, problems: list[dict[str, Any]] | None = None) -> dict[str, Any]:
     return {"code": code, "message": message, "problems": problems or []}
 
 
-def error_detail(code: str, message: str, problems: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+def error_detail(code: ProblemCode, message: str, problems: list[dict[str, Any]] | None = None) -> dict[str, Any]:
     """The ``error`` object of a failed job: a code, a message and, for input problems, the problem list."""
     return _error(code, message, problems)

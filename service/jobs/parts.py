@@ -16,6 +16,7 @@ from typing import Any
 from sqlalchemy import and_, or_, select, update
 from sqlalchemy.exc import IntegrityError
 
+from evalserve.service.core.problem_codes import ProblemCode
 from evalserve.service.jobs import callbacks
 from evalserve.service.jobs import lifecycle as jobs
 from evalserve.service.store.db import Database
@@ -103,7 +104,8 @@ def claim(db: Database, job_id: str, index: int, worker: str, lease_seconds: flo
             return "skipped"
         if part.attempts >= max_attempts:
             error = {"phase": "other", "detail": jobs.error_detail(
-                "worker-lost", f"part {index + 1} of the job was started {part.attempts} times and its worker stopped"
+                ProblemCode.WORKER_LOST,
+                f"part {index + 1} of the job was started {part.attempts} times and its worker stopped"
                 " each time (killed, out of memory or over its time limit)")}
             gave_up = s.execute(_update(JobPart).where(claimable).values(
                 state=JobState.FAILED, error=error, lease_expires_at=None, updated_at=now))

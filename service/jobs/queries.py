@@ -16,6 +16,7 @@ from evalserve.service.access.owners import visible, visible_row
 from evalserve.service.core.errors import ServiceError
 from evalserve.service.core.etags import etag_of, matches
 from evalserve.service.core.paging import page_of
+from evalserve.service.core.problem_codes import EngineCode, ProblemCode
 from evalserve.service.core.state import ServiceState
 from evalserve.service.jobs import callbacks
 from evalserve.service.jobs.document import job_document
@@ -88,7 +89,7 @@ def _succeeded(job: Job, *, with_error: bool) -> str:
         detail = f"job {job.id} is {job.state}"
         if with_error and job.error:
             detail += f": {job.error['message']}"
-        raise ServiceError(409, f"job-{job.state}", detail)
+        raise ServiceError(409, ProblemCode.of_job(job.state), detail)
     return job.result_sha256
 
 
@@ -106,7 +107,7 @@ def job_result(st: ServiceState, token: Token, job_id: str, fmt: str, per_topic:
             return RenderedResult(tag, None)
         document = json.loads(st.blobs.get(s, sha256))
     if fmt not in kind.formats:
-        raise ServiceError(422, "format-not-available", kind.formats_message)
+        raise ServiceError(422, ProblemCode.FORMAT_NOT_AVAILABLE, kind.formats_message)
     return RenderedResult(tag, kind.render(document, fmt, shown_per_topic))
 
 
@@ -121,7 +122,7 @@ def job_plot(st: ServiceState, token: Token, job_id: str, fmt: str) -> bytes:
             raise NoPlot(f"a {kind.name} job has no plot")
         image: bytes = kind.plot(document, kind.parse(job.request), fmt)
     except NoPlot as exc:
-        raise ServiceError(422, "plot-unavailable", str(exc)) from None
+        raise ServiceError(422, ProblemCode.PLOT_UNAVAILABLE, str(exc)) from None
     except InputError as exc:
-        raise ServiceError(422, exc.problems[0].code, exc.problems[0].message) from None
+        raise ServiceError(422, EngineCode(exc.problems[0].code), exc.problems[0].message) from None
     return image

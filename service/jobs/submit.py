@@ -9,6 +9,7 @@ from typing import Any
 from sqlalchemy.orm import Session
 
 from evalserve.service.core.errors import ServiceError
+from evalserve.service.core.problem_codes import ProblemCode
 from evalserve.service.core.state import ServiceState
 from evalserve.service.inputs.uploads import check_runs, store_runs
 from evalserve.service.jobs import callbacks
@@ -38,13 +39,13 @@ def requested_measures(names: list[str]) -> list[str]:
             try:
                 registry.parse(piece)
             except MeasureError as exc:
-                problems.append({"field": "measures", "code": "invalid-measure", "message": str(exc),
+                problems.append({"field": "measures", "code": ProblemCode.INVALID_MEASURE, "message": str(exc),
                                  "severity": "error"})
                 continue
             if piece not in out:
                 out.append(piece)
     if problems:
-        raise ServiceError(422, "invalid-measure", "; ".join(p["message"] for p in problems), problems)
+        raise ServiceError(422, ProblemCode.INVALID_MEASURE, "; ".join(p["message"] for p in problems), problems)
     return out
 
 
@@ -68,13 +69,13 @@ def _collection_with_runs(s: Session, collection_id: str, run_ids: list[str], ow
     """The collection, after checking that every run exists, is the caller's and belongs to it."""
     collection = s.get(Collection, collection_id)
     if collection is None or (collection.hidden and not admin and collection.owner_id != owner_id):
-        raise ServiceError(404, "not-found", f"no collection {collection_id}")
+        raise ServiceError(404, ProblemCode.NOT_FOUND, f"no collection {collection_id}")
     for run_id in run_ids:
         run = s.get(RunRecord, run_id)
         if run is None or (not admin and run.owner_id != owner_id):
-            raise ServiceError(404, "not-found", f"no run {run_id}")
+            raise ServiceError(404, ProblemCode.NOT_FOUND, f"no run {run_id}")
         if run.collection_id != collection.id:
-            raise ServiceError(422, "run-not-in-collection",
+            raise ServiceError(422, ProblemCode.RUN_NOT_IN_COLLECTION,
                              f"run {run_id} was uploaded for collection {run.collection_id}, not {collection.id}")
     return collection
 
@@ -141,7 +142,7 @@ def _check_measures_and_runs(measures: list[str], files: list[tuple[str, bytes]]
         except ServiceError as bad_runs:
             if bad_runs.status != 422:
                 raise
-            raise ServiceError(422, "invalid-upload", f"{bad_runs.detail}; {bad_measures.detail}",
+            raise ServiceError(422, ProblemCode.INVALID_UPLOAD, f"{bad_runs.detail}; {bad_measures.detail}",
                                bad_runs.problems + bad_measures.problems) from None
         raise
 
@@ -151,24 +152,26 @@ def submit_meta_evaluation(st: ServiceState, owner_id: str, admin: bool, body: d
     try:
         options = options_for(body["method"], body.get("options") or {})
     except ValueError as exc:
-        raise ServiceError(422, "invalid-meta-request", str(exc)) from None
+        raise ServiceError(422, ProblemCode.INVALID_META_REQUEST, str(exc)) from None
     callback = _callback(st, body)
     if body.get("evaluation"):
         if body.get("collection") or body.get("runs"):
-            raise ServiceError(422, "conflicting-inputs", "give either evaluation, or collection with runs and"
+            raise ServiceError(422, ProblemCode.CONFLICTING_INPUTS,
+                               "give either evaluation, or collection with runs and"
                              " measures, not both")
         with st.db.session() as s:
             source = s.get(Job, body["evaluation"])
             if source is None or source.kind != EVALUATION or (not admin and source.owner_id != owner_id):
-                raise ServiceError(404, "not-found", f"no evaluation job {body['evaluation']}")
+                raise ServiceError(404, ProblemCode.NOT_FOUND, f"no evaluation job {body['evaluation']}")
             if source.state != JobState.SUCCEEDED:
-                raise ServiceError(409, f"job-{source.state}", f"evaluation job {source.id} is {source.state};"
-                                 " meta-evaluate it once it has succeeded")
+                raise ServiceError(409, ProblemCode.of_job(source.state),
+                                   f"evaluation job {source.id} is {source.state};"
+                                   " meta-evaluate it once it has succeeded")
             evaluated = EvaluationRequest.from_json(source.request)
             wanted = requested_measures(body["measures"]) if body.get("measures") else []
             measures, unknown = _evaluated_as(wanted, list(evaluated.measures))
             if unknown:
-                raise ServiceError(422, "measure-missing", f"evaluation job {source.id} has no results for"
+                raise ServiceError(422, ProblemCode.MEASURE_MISSING, f"evaluation job {source.id} has no results for"
                                  f" {', '.join(unknown)}")
             if METHODS[body["method"]].needs_inputs:  # it evaluates perturbed copies of that job's own inputs
                 request = MetaRequest(body["method"], options, runs=evaluated.runs,
@@ -180,7 +183,8 @@ def submit_meta_evaluation(st: ServiceState, owner_id: str, admin: bool, body: d
                                     kind=META, request=request.to_json(), **callback))
     else:
         if not (body.get("collection") and body.get("runs") and body.get("measures")):
-            raise ServiceError(422, "missing-inputs", "give evaluation (a succeeded evaluation job), or collection,"
+            raise ServiceError(422, ProblemCode.MISSING_INPUTS,
+                               "give evaluation (a succeeded evaluation job), or collection,"
                              " runs and measures")
         measures = requested_measures(body["measures"])
         with st.db.session() as s:

@@ -13,6 +13,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from evalserve.service.core.errors import ServiceError
+from evalserve.service.core.problem_codes import ProblemCode
 from evalserve.service.store.models import Participant, Scope, Task, Token, as_utc, utcnow
 
 Role = Literal["organiser", "participant", "public"]
@@ -54,7 +55,7 @@ def task_access(session: Session, task_id: str, token: Token | None) -> TaskAcce
     ``token`` is the caller's (None: anonymous)."""
     task = session.get(Task, task_id)
     if task is None:
-        raise ServiceError(404, "not-found", f"no task {task_id}")
+        raise ServiceError(404, ProblemCode.NOT_FOUND, f"no task {task_id}")
     return _access(task, token, _participant(session, task, token))
 
 
@@ -74,7 +75,7 @@ def _access(task: Task, token: Token | None, participant: Participant | None) ->
     if participant is not None:
         return TaskAccess(task, "participant", participant)
     if task.visibility == "private":
-        raise ServiceError(404, "not-found", f"no task {task.id}")
+        raise ServiceError(404, ProblemCode.NOT_FOUND, f"no task {task.id}")
     return TaskAccess(task, "public", None)
 
 
@@ -82,7 +83,7 @@ def organised_task(session: Session, task_id: str, token: Token | None) -> Task:
     """The task, if the caller organises it: 404 when they cannot see it, 403 when they can but do not."""
     access = task_access(session, task_id, token)
     if not access.organiser:
-        raise ServiceError(403, "organisers-only", f"only the organisers of task {task_id} may do this")
+        raise ServiceError(403, ProblemCode.ORGANISERS_ONLY, f"only the organisers of task {task_id} may do this")
     return access.task
 
 
@@ -90,7 +91,7 @@ def participating(session: Session, task_id: str, token: Token | None) -> TaskAc
     """The caller's access to a task they take part in (organisers pass too): 403 ``not-registered`` otherwise."""
     access = task_access(session, task_id, token)
     if access.participant is None and not access.organiser:
-        raise ServiceError(403, "not-registered", f"register for task {task_id} first:"
+        raise ServiceError(403, ProblemCode.NOT_REGISTERED, f"register for task {task_id} first:"
                            f" POST /v1/tasks/{task_id}/participants")
     return access
 

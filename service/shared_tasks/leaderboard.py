@@ -14,6 +14,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from evalserve.service.core.errors import ServiceError
+from evalserve.service.core.problem_codes import ProblemCode
 from evalserve.service.shared_tasks.phases import current_phase, task_phases
 from evalserve.service.store.blobs import BlobStore
 from evalserve.service.store.models import (
@@ -50,7 +51,7 @@ def phase_named(s: Session, task: Task, name: str | None, at: datetime) -> Phase
         return current_phase(phases, at)
     found = next((p for p in phases if p.name == name), None)
     if found is None:
-        raise ServiceError(404, "not-found", f"task {task.id} has no phase {name!r}")
+        raise ServiceError(404, ProblemCode.NOT_FOUND, f"task {task.id} has no phase {name!r}")
     return found
 
 
@@ -58,7 +59,7 @@ def judgments_version(task: Task, version: int | None) -> int:
     """The judgments version asked for (default: the current one); 404 for one the task never had."""
     version = task.version if version is None else version
     if not 1 <= version <= task.version:
-        raise ServiceError(404, "not-found", f"task {task.id} has judgments versions 1 to {task.version}")
+        raise ServiceError(404, ProblemCode.NOT_FOUND, f"task {task.id} has judgments versions 1 to {task.version}")
     return version
 
 

@@ -16,6 +16,7 @@ from urllib.parse import urlencode
 from sqlalchemy.orm import Session
 
 from evalserve.service.core.errors import ServiceError
+from evalserve.service.core.problem_codes import ProblemCode
 from evalserve.service.shared_tasks.leaderboard import Candidate, candidates, judgments_version, phase_named, shown
 from evalserve.service.store.blobs import BlobStore
 from evalserve.service.store.models import Task, as_utc, utcnow
@@ -38,7 +39,7 @@ def task_meta(s: Session, blobs: BlobStore, task: Task, *, phase_name: str | Non
     phase = phase_named(s, task, phase_name, at)
     picked = shown(candidates(s, task, phase, version), "latest") if phase is not None else []
     if len(picked) < 2:
-        raise ServiceError(409, "too-few-submissions", f"meta-evaluation compares systems: task {task.id} has"
+        raise ServiceError(409, ProblemCode.TOO_FEW_SUBMISSIONS, f"meta-evaluation compares systems: task {task.id} has"
                            f" {len(picked)} evaluated submission(s) to show at judgments version {version}; it"
                            " needs two or more")
     labels = _labels(picked)
@@ -50,7 +51,8 @@ def task_meta(s: Session, blobs: BlobStore, task: Task, *, phase_name: str | Non
     try:
         table = ScoreTable.from_document({"runs": runs}, list(task.measures))
     except InputError as exc:
-        raise ServiceError(409, "meta-unavailable", f"the stored results cannot be meta-evaluated: {exc}") from None
+        raise ServiceError(409, ProblemCode.META_UNAVAILABLE,
+                           f"the stored results cannot be meta-evaluated: {exc}") from None
     methods = {
         "unanimity": run_method("unanimity", table),
         "discriminative-power": run_method("discriminative-power", table, {

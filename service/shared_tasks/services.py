@@ -16,6 +16,7 @@ from sqlalchemy.orm import Session
 
 from evalserve.service.core.errors import ServiceError
 from evalserve.service.core.paging import page_of
+from evalserve.service.core.problem_codes import ProblemCode
 from evalserve.service.core.state import ServiceState
 from evalserve.service.inputs.uploads import check_runs, create_collection, store_run
 from evalserve.service.jobs.kinds import EvaluationRequest
@@ -67,24 +68,26 @@ def _significance(given: dict[str, Any] | None) -> dict[str, Any]:
     out = {**DEFAULT_SIGNIFICANCE, **(given or {})}
     unknown = set(out) - {"test", "correction", "alpha", "resamples", "seed"}
     if unknown:
-        raise ServiceError(422, "invalid-significance",
+        raise ServiceError(422, ProblemCode.INVALID_SIGNIFICANCE,
                            f"unknown significance setting(s): {', '.join(sorted(unknown))}")
     if out["test"] not in TESTS:
-        raise ServiceError(422, "invalid-significance",
+        raise ServiceError(422, ProblemCode.INVALID_SIGNIFICANCE,
                            f"unknown test {out['test']!r}; choose one of {', '.join(TESTS)}")
     if out["test"] == "tukey":
         out["correction"] = None  # Tukey's HSD already controls the family-wise error
     if out["correction"] not in (*CORRECTIONS, None):
-        raise ServiceError(422, "invalid-significance", f"unknown correction {out['correction']!r}; choose one of"
+        raise ServiceError(422, ProblemCode.INVALID_SIGNIFICANCE,
+                           f"unknown correction {out['correction']!r}; choose one of"
                            f" {', '.join(CORRECTIONS)} or null")
     if not isinstance(out["alpha"], int | float) or not 0 < float(out["alpha"]) < 1:
-        raise ServiceError(422, "invalid-significance", "alpha must be a number between 0 and 1")
+        raise ServiceError(422, ProblemCode.INVALID_SIGNIFICANCE, "alpha must be a number between 0 and 1")
     return out
 
 
 def _check_phase_times(opens_at: datetime, closes_at: datetime) -> None:
     if closes_at <= opens_at:
-        raise ServiceError(422, "invalid-phase", f"a phase must close after it opens ({closes_at.isoformat()} is not"
+        raise ServiceError(422, ProblemCode.INVALID_PHASE,
+                           f"a phase must close after it opens ({closes_at.isoformat()} is not"
                            f" after {opens_at.isoformat()})")
 
 
@@ -93,7 +96,8 @@ def _check_no_overlap(phases: list[Phase], candidate: Phase) -> None:
     for other in phases:
         if other.id != candidate.id and as_utc(other.opens_at) < as_utc(candidate.closes_at) \
                 and as_utc(candidate.opens_at) < as_utc(other.closes_at):
-            raise ServiceError(422, "overlapping-phases", f"phase {candidate.name!r} overlaps phase {other.name!r};"
+            raise ServiceError(422, ProblemCode.OVERLAPPING_PHASES,
+                               f"phase {candidate.name!r} overlaps phase {other.name!r};"
                                " phases of a task must not overlap")
 
 
@@ -136,7 +140,8 @@ def create_task(st: ServiceState, token: Token, body: dict[str, Any]) -> TaskOut
     measures = canonical_measures(body["measures"])
     primary = canonical_measures([body["primary_measure"]])[0] if body.get("primary_measure") else measures[0]
     if primary not in measures:
-        raise ServiceError(422, "invalid-primary-measure", f"the primary measure {primary} is not one of the official"
+        raise ServiceError(422, ProblemCode.INVALID_PRIMARY_MEASURE,
+                           f"the primary measure {primary} is not one of the official"
                            f" measures ({', '.join(measures)})")
     _check_visibility(body.get("visibility", "public"), body.get("blinded_until"))
     _check_registration(body.get("registration", "open"), body.get("registration_code"))
@@ -145,9 +150,10 @@ def create_task(st: ServiceState, token: Token, body: dict[str, Any]) -> TaskOut
         collection = s.get(Collection, body["collection"])
         if collection is None or (not admin and collection.owner_id != token.id):
             if collection is not None and not collection.hidden:
-                raise ServiceError(403, "not-your-collection", f"collection {collection.id} belongs to another token;"
+                raise ServiceError(403, ProblemCode.NOT_YOUR_COLLECTION,
+                                   f"collection {collection.id} belongs to another token;"
                                    " a task's judgments must be the organiser's own")
-            raise ServiceError(404, "not-found", f"no collection {body['collection']}")
+            raise ServiceError(404, ProblemCode.NOT_FOUND, f"no collection {body['collection']}")
         collection.hidden = True
         task = Task(
             id=new_id("task"), owner_id=token.id, name=body["name"], description=body.get("description", ""),
@@ -177,18 +183,19 @@ def _unique_names(phases: list[Phase]) -> None:
     names = [p.name for p in phases]
     for name in names:
         if names.count(name) > 1:
-            raise ServiceError(422, "duplicate-phase", f"two phases are named {name!r}")
+            raise ServiceError(422, ProblemCode.DUPLICATE_PHASE, f"two phases are named {name!r}")
 
 
 def _check_visibility(visibility: str, blinded_until: datetime | None) -> None:
     if visibility == "blinded" and blinded_until is None:
-        raise ServiceError(422, "invalid-visibility", "a blinded task needs blinded_until: the date its leaderboard"
+        raise ServiceError(422, ProblemCode.INVALID_VISIBILITY,
+                           "a blinded task needs blinded_until: the date its leaderboard"
                            " opens")
 
 
 def _check_registration(mode: str, code: str | None) -> None:
     if mode == "code" and not code:
-        raise ServiceError(422, "invalid-registration", "registration by code needs registration_code")
+        raise ServiceError(422, ProblemCode.INVALID_REGISTRATION, "registration by code needs registration_code")
 
 
 def update_task(st: ServiceState, token: Token, task_id: str, body: dict[str, Any]) -> TaskOut:
@@ -238,7 +245,7 @@ def update_phase(st: ServiceState, token: Token, task_id: str, name: str, body: 
         phases = task_phases(s, task_id)
         phase = next((p for p in phases if p.name == name), None)
         if phase is None:
-            raise ServiceError(404, "not-found", f"task {task_id} has no phase {name!r}")
+            raise ServiceError(404, ProblemCode.NOT_FOUND, f"task {task_id} has no phase {name!r}")
         for key in ("opens_at", "closes_at", "quota_per_day", "quota_total"):
             if key in body:
                 setattr(phase, key, body[key])
@@ -265,24 +272,27 @@ def register(st: ServiceState, token: Token, task_id: str, team: str, code: str 
     with st.db.session() as s:
         task = s.get(Task, task_id)
         if task is None:
-            raise ServiceError(404, "not-found", f"no task {task_id}")
+            raise ServiceError(404, ProblemCode.NOT_FOUND, f"no task {task_id}")
         organiser = token.id == task.owner_id or Scope.ADMIN in token.scope_set
         code_ok = code is not None and task.registration_code is not None and hmac.compare_digest(
             code.encode(), task.registration_code.encode())
         if not organiser and not code_ok:
             if task.visibility == "private" and task.registration != "open":
-                raise ServiceError(404, "not-found", f"no task {task_id}")  # a private task is not revealed
+                raise ServiceError(404, ProblemCode.NOT_FOUND, f"no task {task_id}")  # a private task is not revealed
             if task.registration == "code":
-                raise ServiceError(403, "registration-code", "this task takes participants by registration code; ask"
+                raise ServiceError(403, ProblemCode.REGISTRATION_CODE,
+                                   "this task takes participants by registration code; ask"
                                    " its organisers for it" if code is None else "the registration code is not right")
         existing = s.execute(select(Participant).where(Participant.task_id == task_id,
                                                        Participant.token_id == token.id)).scalar_one_or_none()
         if existing is not None:
-            raise ServiceError(409, "already-registered", f"this token is registered for task {task_id} as team"
+            raise ServiceError(409, ProblemCode.ALREADY_REGISTERED,
+                               f"this token is registered for task {task_id} as team"
                                f" {existing.team!r}")
         taken = s.execute(select(Participant.id).where(Participant.task_id == task_id, Participant.team == team))
         if taken.first() is not None:
-            raise ServiceError(409, "team-taken", f"the team name {team!r} is taken in task {task_id}; choose another")
+            raise ServiceError(409, ProblemCode.TEAM_TAKEN,
+                               f"the team name {team!r} is taken in task {task_id}; choose another")
         participant = Participant(id=new_id("part"), task_id=task_id, token_id=token.id, team=team)
         s.add(participant)
         s.commit()
@@ -295,13 +305,15 @@ def _closed(task_id: str, phases: list[Phase], at: datetime) -> ServiceError:
     upcoming = [p for p in phases if as_utc(p.opens_at) > at]
     if upcoming:
         nxt = upcoming[0]
-        return ServiceError(409, "phase-not-open", f"no phase of task {task_id} is open at {stamp} (UTC); phase"
+        return ServiceError(409, ProblemCode.PHASE_NOT_OPEN,
+                            f"no phase of task {task_id} is open at {stamp} (UTC); phase"
                             f" {nxt.name!r} opens at {as_utc(nxt.opens_at).isoformat()}")
     if phases:
         last = phases[-1]
-        return ServiceError(409, "phase-closed", f"submissions to task {task_id} closed: phase {last.name!r} ended at"
+        return ServiceError(409, ProblemCode.PHASE_CLOSED,
+                            f"submissions to task {task_id} closed: phase {last.name!r} ended at"
                             f" {as_utc(last.closes_at).isoformat()} and it is now {stamp} (UTC)")
-    return ServiceError(409, "phase-not-open", f"task {task_id} has no phases yet; its organisers add them")
+    return ServiceError(409, ProblemCode.PHASE_NOT_OPEN, f"task {task_id} has no phases yet; its organisers add them")
 
 
 def _check_quota(s: Session, phase: Phase, participant: Participant, at: datetime) -> None:
@@ -309,7 +321,7 @@ def _check_quota(s: Session, phase: Phase, participant: Participant, at: datetim
     mine = select(func.count()).select_from(Submission).where(
         Submission.participant_id == participant.id, Submission.phase_id == phase.id)
     if phase.quota_total is not None and (s.execute(mine).scalar() or 0) >= phase.quota_total:
-        raise ServiceError(429, "quota-exceeded", f"team {participant.team!r} made all {phase.quota_total}"
+        raise ServiceError(429, ProblemCode.QUOTA_EXCEEDED, f"team {participant.team!r} made all {phase.quota_total}"
                            f" submissions that phase {phase.name!r} allows")
     if phase.quota_per_day is not None:
         day = at.replace(hour=0, minute=0, second=0, microsecond=0)
@@ -317,7 +329,8 @@ def _check_quota(s: Session, phase: Phase, participant: Participant, at: datetim
         today = mine.where(Submission.submitted_at >= day, Submission.submitted_at < tomorrow)
         if (s.execute(today).scalar() or 0) >= phase.quota_per_day:
             wait = max(1, int((tomorrow - at).total_seconds()) + 1)
-            raise ServiceError(429, "quota-exceeded", f"team {participant.team!r} made all {phase.quota_per_day}"
+            raise ServiceError(429, ProblemCode.QUOTA_EXCEEDED,
+                               f"team {participant.team!r} made all {phase.quota_per_day}"
                                f" submissions allowed per day in phase {phase.name!r}; the next is accepted from"
                                f" {tomorrow.isoformat()} (UTC)", headers={"Retry-After": str(wait)})
 
@@ -328,7 +341,7 @@ def _submission_phase(s: Session, access: TaskAccess, requested: str | None, at:
     if requested is not None:
         phase = next((p for p in phases if p.name == requested), None)
         if phase is None:
-            raise ServiceError(404, "not-found", f"task {access.task.id} has no phase {requested!r}")
+            raise ServiceError(404, ProblemCode.NOT_FOUND, f"task {access.task.id} has no phase {requested!r}")
         if access.organiser or phase_at([phase], at) is not None:
             return phase
         raise _closed(access.task.id, [phase], at)
@@ -351,9 +364,9 @@ def submit(st: ServiceState, token: Token, task_id: str, upload: tuple[str, byte
         # refuse early, before reading a large upload
         access = participating(s, task_id, token)
         if baseline and not access.organiser:
-            raise ServiceError(403, "organisers-only", "only organisers submit baselines")
+            raise ServiceError(403, ProblemCode.ORGANISERS_ONLY, "only organisers submit baselines")
         if access.participant is None:
-            raise ServiceError(403, "not-registered", f"register a team for task {task_id} before submitting"
+            raise ServiceError(403, ProblemCode.NOT_REGISTERED, f"register a team for task {task_id} before submitting"
                                " (organisers too): POST /v1/tasks/{task_id}/participants")
         phase = _submission_phase(s, access, phase_name, at)
         if not access.organiser:
@@ -417,7 +430,7 @@ def _own_submission(s: Session, access: TaskAccess, submission_id: str) -> Submi
     mine = access.organiser or (access.participant is not None and sub is not None
                                 and sub.participant_id == access.participant.id)
     if sub is None or sub.task_id != access.task.id or not mine:
-        raise ServiceError(404, "not-found", f"no submission {submission_id} in task {access.task.id}")
+        raise ServiceError(404, ProblemCode.NOT_FOUND, f"no submission {submission_id} in task {access.task.id}")
     return sub
 
 
@@ -437,11 +450,12 @@ def submission_per_topic(st: ServiceState, token: Token | None, task_id: str, su
         task = access.task
         if not access.organiser:
             if not task.per_topic_feedback:
-                raise ServiceError(403, "per-topic-feedback-off", f"task {task_id} gives no per-topic feedback to"
+                raise ServiceError(403, ProblemCode.PER_TOPIC_FEEDBACK_OFF,
+                                   f"task {task_id} gives no per-topic feedback to"
                                    " participants; its organisers may turn it on (per_topic_feedback)")
             if not access.scores_visible():
                 until = as_utc(task.blinded_until)
-                raise ServiceError(403, "scores-hidden", f"task {task_id} hides scores until"
+                raise ServiceError(403, ProblemCode.SCORES_HIDDEN, f"task {task_id} hides scores until"
                                    f" {until.isoformat() if until else 'its organisers open it'}")
         rows = s.execute(select(SubmissionEvaluation, Job).join(Job, Job.id == SubmissionEvaluation.job_id)
                          .where(SubmissionEvaluation.submission_id == sub.id)
@@ -464,7 +478,7 @@ def select_submission(st: ServiceState, token: Token, task_id: str, submission_i
         sub = s.get(Submission, submission_id)
         if sub is None or sub.task_id != task_id or (
                 not access.organiser and (access.participant is None or sub.participant_id != access.participant.id)):
-            raise ServiceError(404, "not-found", f"no submission {submission_id} in task {task_id}")
+            raise ServiceError(404, ProblemCode.NOT_FOUND, f"no submission {submission_id} in task {task_id}")
         if selected:
             s.execute(update(Submission).where(Submission.participant_id == sub.participant_id,
                                                Submission.phase_id == sub.phase_id).values(selected=False))
@@ -529,7 +543,8 @@ def leaderboard(st: ServiceState, token: Token | None, task_id: str, *, phase_na
         access = task_access(s, task_id, token)
         if not access.leaderboard_open():
             until = as_utc(access.task.blinded_until)
-            raise ServiceError(403, "leaderboard-blinded", f"the leaderboard of task {task_id} is blinded until"
+            raise ServiceError(403, ProblemCode.LEADERBOARD_BLINDED,
+                               f"the leaderboard of task {task_id} is blinded until"
                                f" {until.isoformat() if until else 'its organisers open it'}")
         board = task_leaderboard(s, st.blobs, access.task, phase_name=phase_name, version=version,
                                  selection=selection)

@@ -15,6 +15,7 @@ from sqlalchemy.orm import Session
 
 from evalserve.service.core.errors import ServiceError
 from evalserve.service.core.paging import page_of
+from evalserve.service.core.problem_codes import ProblemCode
 from evalserve.service.core.state import ServiceState
 from evalserve.service.shared_tasks.access import organised_task
 from evalserve.service.store.models import WEBHOOK_EVENTS, Token, Webhook, WebhookDelivery, new_id
@@ -28,7 +29,7 @@ def _webhook(session: Session, token: Token | None, task_id: str, webhook_id: st
     organised_task(session, task_id, token)
     hook = session.get(Webhook, webhook_id)
     if hook is None or hook.task_id != task_id or (active and not hook.active):
-        raise ServiceError(404, "not-found", f"no webhook {webhook_id} on task {task_id}")
+        raise ServiceError(404, ProblemCode.NOT_FOUND, f"no webhook {webhook_id} on task {task_id}")
     return hook
 
 
@@ -53,7 +54,8 @@ def add_webhook(st: ServiceState, token: Token | None, task_id: str, body: dict[
         count = s.execute(select(func.count()).select_from(Webhook)
                           .where(Webhook.task_id == task_id, Webhook.active.is_(True))).scalar_one()
         if count >= st.settings.max_webhooks_per_task:
-            raise ServiceError(422, "too-many-webhooks", f"task {task_id} has {count} webhooks, the most allowed;"
+            raise ServiceError(422, ProblemCode.TOO_MANY_WEBHOOKS,
+                               f"task {task_id} has {count} webhooks, the most allowed;"
                                " delete one first")
         hook = Webhook(id=new_id("whk"), task_id=task_id, url=body["url"], events=events, active=True,
                        secret=body["secret"] or secrets.token_urlsafe(32))
@@ -90,7 +92,8 @@ def ping(st: ServiceState, token: Token | None, task_id: str, webhook_id: str) -
         hook = _webhook(s, token, task_id, webhook_id, active=True)
         wait = webhooks.ping_wait_seconds(s, hook, st.settings)
         if wait > 0:
-            raise ServiceError(429, "ping-rate-limited", f"webhook {webhook_id} was pinged too recently (at most"
+            raise ServiceError(429, ProblemCode.PING_RATE_LIMITED,
+                               f"webhook {webhook_id} was pinged too recently (at most"
                                f" one ping per webhook per {st.settings.webhook_ping_interval_seconds:g} s and"
                                f" {st.settings.webhook_task_pings_per_minute} per task per minute); try again"
                                f" in {math.ceil(wait)} s", headers={"Retry-After": str(max(1, math.ceil(wait)))})

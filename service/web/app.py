@@ -17,6 +17,7 @@ from werkzeug.exceptions import HTTPException, InternalServerError
 from evalserve.service.broker.celery_factory import make_celery
 from evalserve.service.core.config import Settings
 from evalserve.service.core.errors import ServiceError
+from evalserve.service.core.problem_codes import ProblemCode
 from evalserve.service.core.state import ServiceState
 from evalserve.service.jobs.queue import JobQueue
 from evalserve.service.store.blobs import BlobStore
@@ -126,7 +127,8 @@ def create_app(settings: Settings | None = None, *, migrate: bool = False) -> Fl
             return from_http_exception(error)
         if isinstance(error, DataError):  # a value PostgreSQL cannot hold (a NUL character, a too-long name)
             reason = str(error.orig).splitlines()[0] if error.orig is not None else "the value is not valid"
-            return problem_response(422, "invalid-value", f"the database cannot hold a value of the request: {reason}")
+            return problem_response(422, ProblemCode.INVALID_VALUE,
+                                    f"the database cannot hold a value of the request: {reason}")
         log.exception("unhandled error")
         return from_http_exception(InternalServerError("an internal error occurred; it has been logged"))
 

@@ -10,6 +10,7 @@ from typing import Any, TypeVar
 from flask import current_app, g, request
 
 from evalserve.service.access.tokens import SCOPES, create_token, revoke, verify
+from evalserve.service.core.problem_codes import ProblemCode
 from evalserve.service.store.models import Scope, Token
 from evalserve.service.web.problems import ApiProblem
 
@@ -70,11 +71,11 @@ def _presented_token() -> Token | None:
     if not header:
         return None
     if not header.lower().startswith("bearer "):
-        raise ApiProblem(401, "unauthorized", "send an API token: 'Authorization: Bearer <token>'",
+        raise ApiProblem(401, ProblemCode.UNAUTHORIZED, "send an API token: 'Authorization: Bearer <token>'",
                          headers={"WWW-Authenticate": 'Bearer realm="evalserve"'})
     token = _verified_header()
     if token is None:
-        raise ApiProblem(401, "unauthorized", "the API token is not valid (unknown, revoked or mistyped)",
+        raise ApiProblem(401, ProblemCode.UNAUTHORIZED, "the API token is not valid (unknown, revoked or mistyped)",
                          headers={"WWW-Authenticate": 'Bearer realm="evalserve", error="invalid_token"'})
     return token
 
@@ -93,10 +94,10 @@ def require(scope: Scope | str, *, anonymous: bool = False) -> Callable[[F], F]:
                 if anonymous:
                     g.token = None
                     return view(*args, **kwargs)
-                raise ApiProblem(401, "unauthorized", "send an API token: 'Authorization: Bearer <token>'",
+                raise ApiProblem(401, ProblemCode.UNAUTHORIZED, "send an API token: 'Authorization: Bearer <token>'",
                                  headers={"WWW-Authenticate": 'Bearer realm="evalserve"'})
             if needed not in token.scope_set and Scope.ADMIN not in token.scope_set:
-                raise ApiProblem(403, "forbidden", f"this token lacks the {needed.value!r} scope")
+                raise ApiProblem(403, ProblemCode.FORBIDDEN, f"this token lacks the {needed.value!r} scope")
             g.token = token
             return view(*args, **kwargs)
 

@@ -18,6 +18,7 @@ from flask import Response, make_response, request
 from sqlalchemy import delete
 from sqlalchemy.exc import IntegrityError
 
+from evalserve.service.core.problem_codes import ProblemCode
 from evalserve.service.store.db import Database
 from evalserve.service.store.models import IdempotencyRecord, as_utc, utcnow
 from evalserve.service.web.auth import current_token
@@ -41,7 +42,7 @@ def idempotent(view: F) -> F:
         if not key:
             return view(*args, **kwargs)
         if len(key) > 200:
-            raise ApiProblem(400, "bad-idempotency-key", f"{HEADER} may have at most 200 characters")
+            raise ApiProblem(400, ProblemCode.BAD_IDEMPOTENCY_KEY, f"{HEADER} may have at most 200 characters")
         owner = current_token().id
         digest = hashlib.sha256(request.method.encode() + request.full_path.encode() + b"\0"
                                 + request.get_data(cache=True)).hexdigest()
@@ -86,7 +87,7 @@ def _reserve(db: Database, owner: str, key: str, digest: str) -> IdempotencyReco
                     s.delete(existing)
                     continue
                 return existing
-    raise ApiProblem(409, "idempotency-key-in-progress", f"a request with this {HEADER} is being processed",
+    raise ApiProblem(409, ProblemCode.IDEMPOTENCY_KEY_IN_PROGRESS, f"a request with this {HEADER} is being processed",
                      headers={"Retry-After": "1"})
 
 
@@ -98,10 +99,10 @@ def _release(db: Database, owner: str, key: str) -> None:
 
 def _replay(record: IdempotencyRecord, digest: str) -> Response:
     if record.request_hash != digest:
-        raise ApiProblem(422, "idempotency-key-reused",
+        raise ApiProblem(422, ProblemCode.IDEMPOTENCY_KEY_REUSED,
                          f"{HEADER} was already used for a different request; use a new key for a new request")
     if record.status == IN_PROGRESS:
-        raise ApiProblem(409, "idempotency-key-in-progress",
+        raise ApiProblem(409, ProblemCode.IDEMPOTENCY_KEY_IN_PROGRESS,
                          f"the first request with this {HEADER} is still being processed; retry shortly",
                          headers={"Retry-After": "1"})
     response = Response(record.body, status=record.status)

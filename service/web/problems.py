@@ -15,6 +15,7 @@ from flask import Response
 from werkzeug.exceptions import HTTPException
 
 from evalserve.service.core.errors import ServiceError
+from evalserve.service.core.problem_codes import EngineCode, ProblemCode
 
 PROBLEM_JSON = "application/problem+json"
 
@@ -23,14 +24,15 @@ class ApiProblem(ServiceError, HTTPException):
     """A :class:`ServiceError` raised on the Flask side (views, request checks): also an ``HTTPException``, so
     flask-smorest and werkzeug treat it as one; ``code`` is its HTTP status, as for every ``HTTPException``."""
 
-    def __init__(self, status: int, code: str, detail: str, problems: list[dict[str, Any]] | None = None,
-                 headers: Mapping[str, str] | None = None) -> None:
+    def __init__(self, status: int, code: ProblemCode | EngineCode, detail: str,
+                 problems: list[dict[str, Any]] | None = None, headers: Mapping[str, str] | None = None) -> None:
         super().__init__(status, code, detail, problems, headers)
         self.code = status
 
 
-def problem_response(status: int, code: str, detail: str, problems: list[dict[str, Any]] | None = None,
-                     headers: Mapping[str, str] | None = None, title: str | None = None) -> Response:
+def problem_response(status: int, code: ProblemCode | EngineCode, detail: str,
+                     problems: list[dict[str, Any]] | None = None, headers: Mapping[str, str] | None = None,
+                     title: str | None = None) -> Response:
     from http import HTTPStatus
 
     body = {
@@ -61,9 +63,11 @@ def from_http_exception(error: HTTPException) -> Response:
     data = getattr(error, "data", None) or {}
     problems = _field_problems(data.get("messages") or data.get("errors") or {})
     detail = data.get("message") or error.description or ""
-    code = {400: "bad-request", 401: "unauthorized", 403: "forbidden", 404: "not-found", 405: "method-not-allowed",
-            409: "conflict", 413: "too-large", 415: "unsupported-media-type", 422: "invalid-request",
-            429: "too-many-requests"}.get(status, "error" if status < 500 else "internal-error")
+    code = {400: ProblemCode.BAD_REQUEST, 401: ProblemCode.UNAUTHORIZED, 403: ProblemCode.FORBIDDEN,
+            404: ProblemCode.NOT_FOUND, 405: ProblemCode.METHOD_NOT_ALLOWED, 409: ProblemCode.CONFLICT,
+            413: ProblemCode.TOO_LARGE, 415: ProblemCode.UNSUPPORTED_MEDIA_TYPE, 422: ProblemCode.INVALID_REQUEST,
+            429: ProblemCode.TOO_MANY_REQUESTS}.get(status, ProblemCode.ERROR if status < 500
+                                                    else ProblemCode.INTERNAL_ERROR)
     if status == 422 and problems:
         detail = "the request has invalid fields: " + "; ".join(f"{p['field']}: {p['message']}" for p in problems)
     # the exception's own headers (``Allow`` of a 405, ``WWW-Authenticate``, ...), not its text/html Content-Type
@@ -82,13 +86,13 @@ def _field_problems(messages: Any, path: str = "") -> list[dict[str, Any]]:
             else:
                 out.extend(_field_problems(value, f"{path}.{key}" if path else str(key)))
     elif isinstance(messages, list) and all(isinstance(m, str) for m in messages):
-        out.extend({"field": path or "_", "code": "invalid-field", "message": m, "severity": "error"}
+        out.extend({"field": path or "_", "code": ProblemCode.INVALID_FIELD, "message": m, "severity": "error"}
                    for m in messages)
     elif isinstance(messages, list):
         for i, value in enumerate(messages):
             out.extend(_field_problems(value, f"{path}[{i}]"))
     elif isinstance(messages, str):
-        out.append({"field": path or "_", "code": "invalid-field", "message": messages, "severity": "error"})
+        out.append({"field": path or "_", "code": ProblemCode.INVALID_FIELD, "message": messages, "severity": "error"})
     return out
 
 

@@ -16,6 +16,7 @@ from flask_limiter import ApplicationLimit, Limiter
 from flask_limiter.errors import RateLimitExceeded
 
 from evalserve.service.core.config import Settings
+from evalserve.service.core.problem_codes import ProblemCode
 from evalserve.service.web.auth import caller_is_admin, caller_key
 from evalserve.service.web.problems import problem_response
 
@@ -74,7 +75,8 @@ def install_rate_limits(app: Flask, settings: Settings) -> Limiter:
         wait = max(1, int(breached.reset_at - time.time()) + 1) if breached is not None else 60
         what = {"uploads": "uploads and queued work", "registrations": "registration attempts for this task"}.get(
             str(error.limit.scope), "requests")
-        return problem_response(429, "rate-limited", f"too many {what}: at most {error.limit.limit} per caller;"
+        return problem_response(429, ProblemCode.RATE_LIMITED,
+                                f"too many {what}: at most {error.limit.limit} per caller;"
                                 f" retry in {wait} s", headers={"Retry-After": str(wait)})
 
     return limiter

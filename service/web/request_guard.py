@@ -10,6 +10,7 @@ from typing import Any
 from flask import Request, current_app, request
 from werkzeug.exceptions import RequestEntityTooLarge
 
+from evalserve.service.core.problem_codes import ProblemCode
 from evalserve.service.web.problems import ApiProblem
 
 #: deepest nesting of a request's JSON body; the API's documents nest a few levels
@@ -28,7 +29,8 @@ class LimitedRequest(Request):
                 raise
             parts = self.max_form_parts
             runs = current_app.extensions["evalserve"].settings.limits.max_runs_per_request
-            raise ApiProblem(413, "too-many-files", f"the multipart request has more than {parts} parts (files and"
+            raise ApiProblem(413, ProblemCode.TOO_MANY_FILES,
+                             f"the multipart request has more than {parts} parts (files and"
                              f" fields; EVALSERVE_MAX_FORM_PARTS) or a form field over {self.max_form_memory_size}"
                              f" bytes; send at most {runs} run files per request; nothing was stored") from None
 
@@ -61,4 +63,4 @@ def refuse_deep_json() -> None:
     else:
         depth = json_depth(document)
     if depth > MAX_JSON_DEPTH:
-        raise ApiProblem(400, "too-deep", f"the JSON body nests more than {MAX_JSON_DEPTH} levels deep")
+        raise ApiProblem(400, ProblemCode.TOO_DEEP, f"the JSON body nests more than {MAX_JSON_DEPTH} levels deep")

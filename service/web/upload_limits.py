@@ -8,6 +8,7 @@ from collections.abc import Iterable, Sequence
 from flask import request
 
 from evalserve.service.access.quotas import check_jobs, check_storage
+from evalserve.service.core.problem_codes import ProblemCode
 from evalserve.service.web.auth import current_token, sees_everything
 from evalserve.service.web.context import state
 from evalserve.service.web.problems import ApiProblem
@@ -20,9 +21,9 @@ def refuse_duplicate_fields(multi: Iterable[str] = ()) -> None:
     for where, values in (("query", request.args), ("form", request.form), ("files", request.files)):
         for name in values:
             if name not in allowed and len(values.getlist(name)) > 1:
-                raise ApiProblem(422, "duplicate-field", f"the {where} field {name!r} is given"
+                raise ApiProblem(422, ProblemCode.DUPLICATE_FIELD, f"the {where} field {name!r} is given"
                                  f" {len(values.getlist(name))} times; it takes one value (nothing was stored)",
-                                 [{"field": name, "code": "duplicate-field", "severity": "error",
+                                 [{"field": name, "code": ProblemCode.DUPLICATE_FIELD, "severity": "error",
                                    "message": "given more than once"}])
 
 
@@ -35,14 +36,16 @@ def check_upload(*, files: int = 0, measures: int = 0, stored: Sequence[bytes] =
     st = state()
     limits = st.settings.limits
     if files > limits.max_runs_per_request:
-        raise ApiProblem(413, "too-many-files", f"{files} run files in one request; at most"
+        raise ApiProblem(413, ProblemCode.TOO_MANY_FILES, f"{files} run files in one request; at most"
                          f" {limits.max_runs_per_request} are taken (EVALSERVE_MAX_RUNS_PER_REQUEST): send them in"
                          " several requests; nothing was stored")
     if measures > limits.max_measures:
         message = f"Longer than maximum length {limits.max_measures}."
-        raise ApiProblem(422, "invalid-request", f"the request has invalid fields: measures: {message} ({measures}"
-                         " measures given)", [{"field": "measures", "code": "invalid-field", "message": message,
-                                               "severity": "error"}])
+        raise ApiProblem(422, ProblemCode.INVALID_REQUEST,
+                         f"the request has invalid fields: measures: {message} ({measures}"
+                         " measures given)",
+                         [{"field": "measures", "code": ProblemCode.INVALID_FIELD, "message": message,
+                           "severity": "error"}])
     if sees_everything() or not (stored or jobs):
         return
     owner = current_token().id

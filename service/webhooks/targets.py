@@ -16,6 +16,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from evalserve.service.core.problem_codes import ProblemCode
+
 if TYPE_CHECKING:  # imported where a URL is parsed: httpx is slow to load
     import httpx
 
@@ -23,8 +25,8 @@ IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 IPNetwork = ipaddress.IPv4Network | ipaddress.IPv6Network
 
 #: problem codes of a refused registration (422)
-REFUSED = "webhook-target-refused"
-UNRESOLVABLE = "webhook-target-unresolvable"
+REFUSED = ProblemCode.WEBHOOK_TARGET_REFUSED
+UNRESOLVABLE = ProblemCode.WEBHOOK_TARGET_UNRESOLVABLE
 SCHEMES = {"http": 80, "https": 443}
 #: 100.64.0.0/10, carrier-grade NAT: neither private nor global to ``ipaddress``, and never a receiver's
 SHARED = ipaddress.ip_network("100.64.0.0/10")
@@ -34,7 +36,7 @@ NAT64 = ipaddress.ip_network("64:ff9b::/96")
 class TargetError(ValueError):
     """A URL evalserve will not send to: ``code`` is ``REFUSED`` or ``UNRESOLVABLE``; the message says why."""
 
-    def __init__(self, code: str, reason: str) -> None:
+    def __init__(self, code: ProblemCode, reason: str) -> None:
         super().__init__(reason)
         self.code = code
         self.reason = reason

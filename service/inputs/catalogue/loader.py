@@ -13,6 +13,7 @@ from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 
 from evalserve.service.core.errors import ServiceError
+from evalserve.service.core.problem_codes import ProblemCode
 from evalserve.service.inputs.catalogue.published import PUBLISHED, PublishedSet
 from evalserve.service.inputs.catalogue.topics import read_topic_xml
 from evalserve.service.inputs.uploads import create_collection
@@ -36,7 +37,7 @@ def wanted(keys: Sequence[str] | None) -> list[PublishedSet]:
         return list(PUBLISHED.values())
     unknown = [k for k in keys if k not in PUBLISHED]
     if unknown:
-        raise ServiceError(422, "unknown-catalogue-key", f"no published set {', '.join(unknown)}; known:"
+        raise ServiceError(422, ProblemCode.UNKNOWN_CATALOGUE_KEY, f"no published set {', '.join(unknown)}; known:"
                            f" {', '.join(PUBLISHED)}")
     return [PUBLISHED[k] for k in dict.fromkeys(keys)]
 

@@ -10,6 +10,7 @@ from flask import request
 from flask_smorest import Blueprint
 
 from evalserve.service.core.etags import etag_of
+from evalserve.service.core.problem_codes import ProblemCode
 from evalserve.service.jobs.document import job_document
 from evalserve.service.jobs.submit import submit_evaluation, submit_meta_evaluation, submit_runs
 from evalserve.service.web.auth import current_token, require, sees_everything
@@ -72,7 +73,7 @@ def submit(form: dict[str, Any], files: dict[str, Any]) -> Any:
     """Upload one or more run files (field ``run``, repeated) and evaluate them in one call."""
     uploads = request.files.getlist("run")
     if not uploads:
-        raise ApiProblem(422, "invalid-request", "send at least one run file in the 'run' field")
+        raise ApiProblem(422, ProblemCode.INVALID_REQUEST, "send at least one run file in the 'run' field")
     measures = [m for m in re.split(MEASURE_SEPARATOR, form["measures"]) if m]
     check_upload(files=len(uploads), measures=len(measures), multi=("run",))
     contents = [(u.filename or f"run{i + 1}", u.read()) for i, u in enumerate(uploads)]

@@ -7,6 +7,7 @@ from typing import Any
 import marshmallow as ma
 from flask_smorest import Blueprint
 
+from evalserve.service.core.problem_codes import ProblemCode
 from evalserve.service.web.problems import ApiProblem
 from evaluation.measures.registry import default_registry
 from evaluation.problems import MeasureError
@@ -46,7 +47,7 @@ def one(query: dict[str, Any], name: str) -> Any:
         try:  # trec_eval spellings (ndcg_cut_10) and full names (nDCG@10) name a measure too
             measure = registry.parse(name)
         except MeasureError:
-            raise ApiProblem(404, "unknown-measure", str(exc)) from None
+            raise ApiProblem(404, ProblemCode.UNKNOWN_MEASURE, str(exc)) from None
         definition = measure.definition
     entries = [e for e in registry.catalogue() if e["name"] == definition.name]
     if query["axioms"]:

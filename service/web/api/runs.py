@@ -10,6 +10,7 @@ from flask import request
 from flask.views import MethodView
 from flask_smorest import Blueprint
 
+from evalserve.service.core.problem_codes import ProblemCode
 from evalserve.service.inputs import stored as stored_inputs
 from evalserve.service.inputs.uploads import create_run
 from evalserve.service.web.auth import current_token, require, sees_everything
@@ -65,11 +66,11 @@ class Runs(MethodView):
         if upload is not None:
             filename, data = upload.filename or query.get("name") or "run", upload.read()
         elif request.mimetype.startswith("multipart/"):
-            raise ApiProblem(422, "invalid-request", "the multipart request has no 'run' file field")
+            raise ApiProblem(422, ProblemCode.INVALID_REQUEST, "the multipart request has no 'run' file field")
         else:
             filename, data = query.get("name") or "run", request.get_data()
         if not data:
-            raise ApiProblem(422, "invalid-upload", f"{filename}: the run is empty; nothing was stored")
+            raise ApiProblem(422, ProblemCode.INVALID_UPLOAD, f"{filename}: the run is empty; nothing was stored")
         check_upload(files=1, stored=[data])
         row = create_run(state(), current_token().id, query["collection"], filename, data, admin=sees_everything(),
                          run_format=query["run_format"])
