@@ -16,7 +16,7 @@ from typing import Any, NamedTuple
 from evaluation.formats.source import Blob, DecodeLimits, load
 from evaluation.measures.base import Measure
 from evaluation.model import IntentWeights, Qrels, Run
-from evaluation.pipeline import Inputs, Opened, build_evaluator, load_inputs, run_evaluation
+from evaluation.pipeline import Inputs, Opened, QrelsFormat, build_evaluator, load_inputs, run_evaluation
 from evaluation.problems import InputError
 from evaluation.report import Report
 
@@ -44,7 +44,7 @@ def evaluate(
     per_topic: bool = False,
     ties: str = "trec",
     topics: str = "common",
-    qrels_format: str = "auto",
+    qrels_format: str = QrelsFormat.AUTO,
     intent_weights: Source | None = None,
     side: Mapping[str, Source] | None = None,
 ) -> dict[str, Any]:
@@ -64,7 +64,7 @@ def iter_calc(
     *,
     ties: str = "trec",
     topics: str = "common",
-    qrels_format: str = "auto",
+    qrels_format: str = QrelsFormat.AUTO,
     intent_weights: Source | None = None,
     side: Mapping[str, Source] | None = None,
 ) -> Iterator[TopicValue]:

@@ -14,9 +14,11 @@ from functools import partial
 from pathlib import PurePath
 from typing import Any
 
+from evaluation.enums import StrEnum
 from evaluation.evaluator import Evaluator, RunScores, shown_topics
 from evaluation.formats import Blob, load, parse_evall, parse_intent_weights, parse_qrels
 from evaluation.formats.run_formats import RUN_FORMATS as RUN_FORMATS  # run layouts: TREC, EvALL, PyEvALL
+from evaluation.formats.run_formats import RunFormat as RunFormat
 from evaluation.formats.run_formats import check_run_format, file_head, parse_run_as, resolve_run_format, text_head
 from evaluation.formats.trec_run import RunFile, parse_run_file
 from evaluation.measures.base import Measure
@@ -29,8 +31,17 @@ from evaluation.side_inputs import SideInputs
 from evaluation.side_registry import side_reader
 from evaluation.task_pool import Pending, TaskPool, task_pool
 
+
+class QrelsFormat(StrEnum):
+    """A judgment file layout (members are the names ``--qrels-format`` and the API's ``qrels_format`` take)."""
+
+    AUTO = "auto"  # tells EvALL's 5-column TSV from TREC/NTCIR qrels by the first line
+    TREC = "trec"  # TREC/NTCIR qrels
+    EVALL = "evall"  # an EvALL gold standard
+
+
 #: Judgment file layouts: ``auto`` tells EvALL's 5-column TSV from TREC/NTCIR qrels by the first line.
-QRELS_FORMATS = ("auto", "trec", "evall")
+QRELS_FORMATS = tuple(QrelsFormat)
 
 #: An input as given to ``load_inputs``: its bytes, or the error met opening it (reported with the others).
 Opened = Blob | InputError
@@ -72,11 +83,11 @@ def looks_like_evall(blob: Blob) -> bool:
     return first.count(b"\t") == 4
 
 
-def parse_judgments(blob: Blob, fmt: str = "auto") -> Parsed[tuple[Qrels, IntentWeights | None]]:
+def parse_judgments(blob: Blob, fmt: str = QrelsFormat.AUTO) -> Parsed[tuple[Qrels, IntentWeights | None]]:
     """Judgments, and the intent weights an EvALL gold standard carries (None for the other formats)."""
     if fmt not in QRELS_FORMATS:
         raise ValueError(f"unknown judgments format {fmt!r}; choose one of {', '.join(QRELS_FORMATS)}")
-    if fmt == "evall" or (fmt == "auto" and looks_like_evall(blob)):
+    if fmt == QrelsFormat.EVALL or (fmt == QrelsFormat.AUTO and looks_like_evall(blob)):
         return parse_evall(blob)  # type: ignore[return-value]
     parsed = parse_qrels(blob)
     value = (parsed.value, None) if parsed.value is not None else None
@@ -124,9 +135,9 @@ class _RunFileAs:
 
 def _run_source(source: Any, fmt: str) -> Any:
     """A ``RunFile`` stays on the TREC fast path when it is TREC (named, or detected from its first line)."""
-    if isinstance(source, RunFile) and fmt != "trec":
+    if isinstance(source, RunFile) and fmt != RunFormat.TREC:
         head = text_head(source.data) if source.data is not None else file_head(source.path)
-        if resolve_run_format(fmt, head) != "trec":
+        if resolve_run_format(fmt, head) != RunFormat.TREC:
             return _RunFileAs(source)
     return source
 
@@ -166,8 +177,8 @@ def load_inputs(
     qrels: Opened | Opening | Qrels,
     runs: Sequence[Opened | Run | RunFile],
     *,
-    qrels_format: str = "auto",
-    run_format: str = "auto",
+    qrels_format: str = QrelsFormat.AUTO,
+    run_format: str = RunFormat.AUTO,
     intent_weights: Opened | IntentWeights | None = None,
     side: Mapping[str, Opened] | None = None,
     progress: Progress | None = None,

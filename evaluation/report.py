@@ -26,10 +26,11 @@ from evaluation.evaluator import RunScores
 from evaluation.measures.names import trec_eval_label, trec_eval_rank
 from evaluation.measures.registry import default_registry
 from evaluation.problems import MeasureError, Problem
+from evaluation.result_formats import EVALUATION_FORMATS, REPORT_FORMATS, ResultFormat
 from evaluation.version import engine_version as engine_version
 
 #: result formats; html and latex are reports for people (``evaluation.reports``)
-FORMATS = ("json", "tsv", "csv", "trec_eval", "html", "latex")
+FORMATS = EVALUATION_FORMATS
 
 
 @dataclass(frozen=True)
@@ -78,13 +79,13 @@ class Report:
 def render_document(doc: Mapping[str, Any], fmt: str, per_topic: bool = False) -> str:
     """Render a result document (``Report.as_json``; per-topic values needed for ``per_topic`` or trec_eval's
     ``num_q``) in one of ``FORMATS``: the service stores documents and renders them on request."""
-    if fmt == "json":
+    if fmt == ResultFormat.JSON:
         return json.dumps(_without_per_topic(doc) if not per_topic else doc, indent=2) + "\n"
-    if fmt in ("tsv", "csv"):
-        return _rows(doc, per_topic, "\t" if fmt == "tsv" else ",")
-    if fmt == "trec_eval":
+    if fmt in (ResultFormat.TSV, ResultFormat.CSV):
+        return _rows(doc, per_topic, "\t" if fmt == ResultFormat.TSV else ",")
+    if fmt == ResultFormat.TREC_EVAL:
         return _trec_eval(doc, per_topic)
-    if fmt in ("html", "latex"):
+    if fmt in REPORT_FORMATS:
         from evaluation.reports import render_report  # significance and axioms: loaded when a report is asked for
 
         return render_report(doc, fmt)

@@ -11,11 +11,13 @@ from typing import Any
 
 from evalserve.cli import evaluate
 from evalserve.cli.commands import help_of
+from evaluation.result_formats import ResultFormat
 
 
 def register(sub: Any) -> None:
     p = sub.add_parser("demo", help=help_of("demo"))
-    p.add_argument("--format", choices=("json", "tsv", "trec_eval"), default="trec_eval")
+    p.add_argument("--format", choices=(ResultFormat.JSON, ResultFormat.TSV, ResultFormat.TREC_EVAL),
+                   default=ResultFormat.TREC_EVAL.value)
     p.add_argument("--files", metavar="DIR", type=Path, default=None,
                    help="instead, write the sample as files to try the walkthroughs with: DIR/qrels.txt,"
                    " DIR/bm25.run and DIR/dense.run.gz")

@@ -24,7 +24,7 @@ from evaluation.formats.trec_run import RunFile
 from evaluation.judged_ranking import TOPIC_POLICIES
 from evaluation.measures.registry import default_registry
 from evaluation.model import IntentWeights, Qrels
-from evaluation.pipeline import QRELS_FORMATS, RUN_FORMATS, Opened, load_inputs, run_evaluation
+from evaluation.pipeline import QRELS_FORMATS, RUN_FORMATS, Opened, QrelsFormat, RunFormat, load_inputs, run_evaluation
 from evaluation.problems import InputError, MeasureError, Problem
 from evaluation.ranking import TIE_POLICIES
 from evaluation.report import FORMATS
@@ -46,7 +46,7 @@ def register(sub: Any) -> None:
     p.add_argument("--qrels", required=True, metavar="FILE",
                    help="judgments: 'qid intent docno grade' (intent 0 for ad hoc), NTCIR 'qid docno L2',"
                    " or EvALL's 5-column TSV gold standard")
-    p.add_argument("--qrels-format", choices=QRELS_FORMATS, default="auto",
+    p.add_argument("--qrels-format", choices=QRELS_FORMATS, default=QrelsFormat.AUTO.value,
                    help="judgment file layout (default: detected from the first line)")
     p.add_argument("--intent-weights", metavar="FILE", help="NTCIR intent probabilities 'topic intent p'")
     for kind in SIDE_KINDS.values():  # inputs some measures need (item scores, hierarchies, ...)
@@ -54,7 +54,7 @@ def register(sub: Any) -> None:
     p.add_argument("--run", required=True, action="append", metavar="FILE", dest="runs",
                    help="a run 'qid Q0 docno rank score tag' (or EvALL/PyEvALL, --run-format); repeat for"
                    " several runs")
-    p.add_argument("--run-format", choices=RUN_FORMATS, default="auto",
+    p.add_argument("--run-format", choices=RUN_FORMATS, default=RunFormat.AUTO.value,
                    help="run file layout: trec, evall (TSV 'test case, id' in rank order), pyevall-json or"
                    " pyevall-tsv (test_case, id, value = position) (default: each run's, detected from its first"
                    " line)")

@@ -20,9 +20,10 @@ from evaluation.meta.methods import METHODS, run_method
 from evaluation.meta.render import render_text
 from evaluation.meta.sources import Sources
 from evaluation.meta.table import ScoreTable
-from evaluation.pipeline import QRELS_FORMATS, RUN_FORMATS, load_inputs, run_evaluation
+from evaluation.pipeline import QRELS_FORMATS, RUN_FORMATS, QrelsFormat, RunFormat, load_inputs, run_evaluation
 from evaluation.problems import InputError
 from evaluation.ranking import TIE_POLICIES
+from evaluation.result_formats import META_FORMATS, ResultFormat
 from evaluation.side_registry import SIDE_KINDS
 
 #: how argparse reads a meta option of each kind (``bool`` is a flag, lists are read by name above)
@@ -63,18 +64,18 @@ def register(sub: Any) -> None:
 def _inputs(p: argparse.ArgumentParser) -> None:
     p.add_argument("--results", metavar="FILE", help="results JSON of 'evalserve evaluate --per-topic'")
     p.add_argument("--qrels", metavar="FILE", help="judgments (instead of --results)")
-    p.add_argument("--qrels-format", choices=QRELS_FORMATS, default="auto")
+    p.add_argument("--qrels-format", choices=QRELS_FORMATS, default=QrelsFormat.AUTO.value)
     p.add_argument("--intent-weights", metavar="FILE")
     for kind in SIDE_KINDS.values():
         p.add_argument(kind.flag, metavar="FILE", dest=f"side_{kind.name}", help=kind.description)
     p.add_argument("--run", action="append", metavar="FILE", dest="runs", help="a run; repeat for several runs")
-    p.add_argument("--run-format", choices=RUN_FORMATS, default="auto",
+    p.add_argument("--run-format", choices=RUN_FORMATS, default=RunFormat.AUTO.value,
                    help="run file layout (default: each run's, detected from its first line)")
     p.add_argument("-m", "--measure", action="extend", nargs="+", metavar="NAME", dest="measures",
                    help="measures (default: every measure of --results; required with --qrels)")
     p.add_argument("--ties", choices=TIE_POLICIES, default="trec")
     p.add_argument("--topics", choices=TOPIC_POLICIES, default="common")
-    p.add_argument("--format", choices=("json", "table", "html", "latex"), default="json",
+    p.add_argument("--format", choices=META_FORMATS, default=ResultFormat.JSON.value,
                    help="json (default), table (text), or a report for people: html or latex")
     p.add_argument("-o", "--output", metavar="FILE", help="write here instead of standard output")
 
@@ -129,9 +130,9 @@ def run(args: argparse.Namespace) -> int:
 
 def _render(doc: dict[str, Any], fmt: str) -> str:
     """The meta-evaluation document in ``fmt``: json, table, or an html/latex report."""
-    if fmt == "json":
+    if fmt == ResultFormat.JSON:
         return json.dumps(doc, indent=2) + "\n"
-    if fmt == "table":
+    if fmt == ResultFormat.TABLE:
         return render_text(doc)
     from evaluation.reports import render_report  # axioms and the registry's texts: loaded for reports only
 

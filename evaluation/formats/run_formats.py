@@ -11,6 +11,7 @@ from __future__ import annotations
 import zlib
 from collections.abc import Callable
 
+from evaluation.enums import StrEnum
 from evaluation.formats.evall_run import parse_evall_run
 from evaluation.formats.pyevall_run import parse_pyevall_json, parse_pyevall_tsv
 from evaluation.formats.source import GZIP_MAGIC, UTF8_BOM, Blob
@@ -18,17 +19,28 @@ from evaluation.formats.trec_run import parse_run
 from evaluation.model import Run
 from evaluation.problems import Parsed
 
+
+class RunFormat(StrEnum):
+    """A run file layout (members are the names the CLI's ``--run-format`` and the API's ``run_format`` take)."""
+
+    AUTO = "auto"  # one of the others, detected from the first line
+    TREC = "trec"  # qid Q0 docno rank score tag
+    EVALL = "evall"  # EvALL's ranking output: TSV test case, id in rank order
+    PYEVALL_JSON = "pyevall-json"  # PyEvALL's JSON predictions
+    PYEVALL_TSV = "pyevall-tsv"  # PyEvALL's TSV predictions: test_case, id, value (the position)
+
+
 #: Run file layouts; ``auto`` detects one of the others from the first line.
-RUN_FORMATS = ("auto", "trec", "evall", "pyevall-json", "pyevall-tsv")
+RUN_FORMATS = tuple(RunFormat)
 _READERS: dict[str, Callable[[Blob], Parsed[Run]]] = {
-    "trec": parse_run,
-    "evall": parse_evall_run,
-    "pyevall-json": parse_pyevall_json,
-    "pyevall-tsv": parse_pyevall_tsv,
+    RunFormat.TREC: parse_run,
+    RunFormat.EVALL: parse_evall_run,
+    RunFormat.PYEVALL_JSON: parse_pyevall_json,
+    RunFormat.PYEVALL_TSV: parse_pyevall_tsv,
 }
 _HEAD = 4096  # bytes of text detection looks at
 _TREC_FIELDS = 6
-_TAB_FIELDS = {2: "evall", 3: "pyevall-tsv"}
+_TAB_FIELDS = {2: RunFormat.EVALL, 3: RunFormat.PYEVALL_TSV}
 
 
 def check_run_format(fmt: str) -> None:
@@ -37,28 +49,28 @@ def check_run_format(fmt: str) -> None:
         raise ValueError(f"unknown run format {fmt!r}; choose one of {', '.join(RUN_FORMATS)}")
 
 
-def detect_run_format(head: bytes) -> str:
+def detect_run_format(head: bytes) -> RunFormat:
     """The format of a run whose text begins with ``head`` (a few kilobytes are enough; never ``auto``)."""
     if head.startswith(UTF8_BOM):
         head = head[len(UTF8_BOM):]
     if head.lstrip().startswith(b"["):
-        return "pyevall-json"
+        return RunFormat.PYEVALL_JSON
     lines = head.splitlines()
     if len(head) >= _HEAD and len(lines) > 1:
         lines = lines[:-1]  # the last line may be cut
     first = next((line for line in lines if line.strip() and not line.lstrip().startswith(b"#")), b"")
     if len(first.split()) == _TREC_FIELDS:
-        return "trec"
-    return _TAB_FIELDS.get(len(first.rstrip(b"\r\n").split(b"\t")), "trec")
+        return RunFormat.TREC
+    return _TAB_FIELDS.get(len(first.rstrip(b"\r\n").split(b"\t")), RunFormat.TREC)
 
 
 def resolve_run_format(fmt: str, head: bytes) -> str:
     """``fmt`` itself, or for ``auto`` the format detected from ``head``."""
     check_run_format(fmt)
-    return detect_run_format(head) if fmt == "auto" else fmt
+    return detect_run_format(head) if fmt == RunFormat.AUTO else fmt
 
 
-def parse_run_as(blob: Blob, fmt: str = "auto") -> Parsed[Run]:
+def parse_run_as(blob: Blob, fmt: str = RunFormat.AUTO) -> Parsed[Run]:
     """Read a run in format ``fmt`` (``auto``: detected from its first line), collecting every problem."""
     return _READERS[resolve_run_format(fmt, blob.data[:_HEAD])](blob)
 

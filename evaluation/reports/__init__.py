@@ -15,10 +15,11 @@ from typing import Any
 from evaluation.reports.content import ReportContent, build
 from evaluation.reports.html import render_html
 from evaluation.reports.latex import latex_escape, render_latex
+from evaluation.result_formats import REPORT_FORMATS, ResultFormat
 
 #: report formats, with their media types
-FORMATS = ("html", "latex")
-MEDIA_TYPES = {"html": "text/html", "latex": "application/x-latex"}
+FORMATS = REPORT_FORMATS
+MEDIA_TYPES = {fmt: fmt.media_type for fmt in FORMATS}
 
 
 def render_report(doc: Mapping[str, Any], fmt: str, *, axioms: bool = True) -> str:
@@ -27,7 +28,7 @@ def render_report(doc: Mapping[str, Any], fmt: str, *, axioms: bool = True) -> s
     if fmt not in FORMATS:
         raise ValueError(f"unknown report format {fmt!r}; choose one of {', '.join(FORMATS)}")
     content = build(doc, axioms=axioms)
-    return render_html(content) if fmt == "html" else render_latex(content)
+    return render_html(content) if fmt == ResultFormat.HTML else render_latex(content)
 
 
 __all__ = ["FORMATS", "MEDIA_TYPES", "ReportContent", "build", "latex_escape", "render_report"]

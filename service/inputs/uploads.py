@@ -17,7 +17,7 @@ from evalserve.service.inputs.streamed_runs import STREAM_FROM_BYTES, parse_stre
 from evalserve.service.store.models import Collection, RunRecord, new_id
 from evalserve.service.store.storage import HasStores
 from evaluation.formats import Blob, parse_intent_weights, parse_run
-from evaluation.formats.run_formats import parse_run_as, resolve_run_format, text_head
+from evaluation.formats.run_formats import RunFormat, parse_run_as, resolve_run_format, text_head
 from evaluation.formats.source import TOO_LARGE_CODES, DecodeLimits
 from evaluation.model import Run
 from evaluation.pipeline import parse_judgments
@@ -90,7 +90,7 @@ def create_collection(st: HasStores, owner_id: str, form: dict[str, Any], qrels:
 
 
 def create_run(st: ServiceState, owner_id: str, collection_id: str, filename: str, data: bytes, *,
-               admin: bool = False, run_format: str = "auto") -> RunRecord:
+               admin: bool = False, run_format: str = RunFormat.AUTO) -> RunRecord:
     """Validate a run file (in ``run_format``) and store it against a collection."""
     return create_runs(st, owner_id, collection_id, [(filename, data)], admin=admin, run_format=run_format)[0]
 
@@ -104,10 +104,11 @@ class CheckedRun:
     data: bytes
     run: Run
     warnings: list[dict[str, Any]]
-    run_format: str = "trec"
+    run_format: str = RunFormat.TREC
 
 
-def check_runs(files: list[tuple[str, bytes]], limits: DecodeLimits, run_format: str = "auto") -> list[CheckedRun]:
+def check_runs(files: list[tuple[str, bytes]], limits: DecodeLimits,
+               run_format: str = RunFormat.AUTO) -> list[CheckedRun]:
     """Validate every run file, read in ``run_format`` (``auto``: each file's own, detected from its first line):
     all pass, or a 422 with the problems of every refused file (each problem names its file in ``source``); a
     file too large once decompressed is a 413 at once."""
@@ -116,14 +117,14 @@ def check_runs(files: list[tuple[str, bytes]], limits: DecodeLimits, run_format:
     refused: list[str] = []
     for filename, data in files:
         fmt = resolve_run_format(run_format, text_head(data))
-        streamed = parse_streamed(data, filename, limits) if fmt == "trec" and len(data) >= STREAM_FROM_BYTES \
+        streamed = parse_streamed(data, filename, limits) if fmt == RunFormat.TREC and len(data) >= STREAM_FROM_BYTES \
             else None
         if streamed is not None:  # a large clean run, parsed from a file (no text copy in memory)
             checked.append(CheckedRun(filename, data, streamed, []))
             continue
         try:
             blob = to_blob(data, filename, limits)
-            parsed = parse_run(blob) if fmt == "trec" else parse_run_as(blob, fmt)
+            parsed = parse_run(blob) if fmt == RunFormat.TREC else parse_run_as(blob, fmt)
             run = _checked(parsed, filename)
         except ServiceError as exc:
             if exc.status == 413:
@@ -153,7 +154,7 @@ def store_run(s: Session, st: ServiceState, owner_id: str, collection_id: str, c
 
 
 def create_runs(st: ServiceState, owner_id: str, collection_id: str, files: list[tuple[str, bytes]], *,
-                admin: bool = False, run_format: str = "auto") -> list[RunRecord]:
+                admin: bool = False, run_format: str = RunFormat.AUTO) -> list[RunRecord]:
     """Validate every run file, then store all of them in one transaction -- or none. Runs for a hidden
     collection (a task's judgments) are refused like a missing collection unless the caller owns it."""
     checked = check_runs(files, st.settings.decode_limits, run_format)

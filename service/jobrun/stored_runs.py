@@ -13,7 +13,7 @@ from evalserve.service.inputs.streamed_runs import STREAM_FROM_BYTES, parse_stre
 from evalserve.service.jobrun.context import WorkerContext
 from evalserve.service.store.models import RunRecord
 from evaluation.formats import Blob
-from evaluation.formats.run_formats import parse_run_as
+from evaluation.formats.run_formats import RunFormat, parse_run_as
 from evaluation.model import Run
 from evaluation.pipeline import Opened, file_label, file_label_of
 from evaluation.problems import InputError
@@ -51,7 +51,7 @@ class StoredRuns(Sequence[Opened | Run]):
         with self.ctx.db.session() as s:
             data = self.ctx.blobs.get(s, sha)
         limits = self.ctx.settings.decode_limits
-        if self.formats[index] != "trec":
+        if self.formats[index] != RunFormat.TREC:
             return _read_as(Blob.from_bytes(data, filename, limits), self.formats[index])
         if len(data) >= STREAM_FROM_BYTES:
             run = parse_streamed(data, filename, limits)

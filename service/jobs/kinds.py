@@ -13,6 +13,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from evaluation.result_formats import EVALUATION_FORMATS, META_FORMATS, REPORT_FORMATS, ResultFormat, one_of
 from evaluation.side_registry import OnDemand
 
 EVALUATION, META = "evaluation", "meta"
@@ -110,9 +111,9 @@ class JobKind:
 
 
 def _render_meta(document: dict[str, Any], fmt: str, per_topic: bool) -> str:
-    if fmt == "json":
+    if fmt == ResultFormat.JSON:
         return json.dumps(document, indent=2) + "\n"
-    if fmt in ("html", "latex"):
+    if fmt in REPORT_FORMATS:
         report: str = OnDemand("evaluation.reports", "render_report")(document, fmt)
         return report
     text: str = OnDemand("evaluation.meta.render", "render_text")(document)
@@ -138,12 +139,12 @@ def _plot_meta(document: dict[str, Any], request: JobRequest, fmt: str) -> bytes
 _KINDS: tuple[JobKind, ...] = (
     JobKind(
         EVALUATION, EvaluationRequest.from_json,
-        ("json", "tsv", "csv", "trec_eval", "html", "latex"), OnDemand("evaluation.report", "render_document"),
-        "an evaluation result is json, tsv, csv, trec_eval, html or latex", splits=True, plot=_plot_evaluation,
+        EVALUATION_FORMATS, OnDemand("evaluation.report", "render_document"),
+        f"an evaluation result is {one_of(EVALUATION_FORMATS)}", splits=True, plot=_plot_evaluation,
     ),
     JobKind(
         META, MetaRequest.from_json,
-        ("json", "table", "html", "latex"), _render_meta, "a meta-evaluation result is json, table, html or latex",
+        META_FORMATS, _render_meta, f"a meta-evaluation result is {one_of(META_FORMATS)}",
         plot=_plot_meta,
     ),
 )

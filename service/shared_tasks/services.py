@@ -58,6 +58,7 @@ from evalserve.service.store.models import (
     new_id,
     utcnow,
 )
+from evaluation.formats.run_formats import RunFormat
 from evaluation.meta.significance import CORRECTIONS, TESTS
 
 DEFAULT_SIGNIFICANCE: dict[str, Any] = {"test": "t", "correction": "holm", "alpha": 0.05}
@@ -355,7 +356,7 @@ def _submission_phase(s: Session, access: TaskAccess, requested: str | None, at:
 
 def submit(st: ServiceState, token: Token, task_id: str, upload: tuple[str, bytes], *, description: str = "",
            baseline: bool = False, phase_name: str | None = None, arrival: datetime | None = None,
-           run_format: str = "auto") -> SubmissionOut:
+           run_format: str = RunFormat.AUTO) -> SubmissionOut:
     """Take a participant's run: deadline and quota are checked against the request's arrival time (UTC), the
     run is validated (422 with every problem), then stored with its evaluation job in one transaction, and the
     job queued; answered with the submission as the caller sees it then."""

@@ -29,6 +29,7 @@ from sqlalchemy import (
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
 from evaluation.enums import StrEnum
+from evaluation.formats.run_formats import RunFormat
 
 
 class JobState(StrEnum):
@@ -150,8 +151,9 @@ class RunRecord(Base):
     n_rows: Mapped[int] = mapped_column(Integer)
     warnings: Mapped[list[Any]] = mapped_column(default=list)
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
-    #: the layout the bytes are read in (``evaluation.pipeline.RUN_FORMATS``, never ``auto``: resolved on upload)
-    run_format: Mapped[str] = mapped_column(String(20), default="trec", server_default="trec")
+    #: the layout the bytes are read in (a ``RunFormat``, never ``auto``: resolved on upload)
+    run_format: Mapped[str] = mapped_column(String(20), default=RunFormat.TREC.value,
+                                            server_default=RunFormat.TREC.value)
 
 
 class Job(Base):

@@ -12,9 +12,9 @@ from evalserve.service.jobs.kinds import KINDS
 from evalserve.service.store.models import JOB_STATES, as_utc
 from evaluation.judged_ranking import TOPIC_POLICIES
 from evaluation.meta.methods import METHODS
-from evaluation.pipeline import QRELS_FORMATS, RUN_FORMATS
+from evaluation.pipeline import QrelsFormat, RunFormat
 from evaluation.ranking import TIE_POLICIES
-from evaluation.report import FORMATS
+from evaluation.result_formats import ResultFormat
 from evaluation.side_registry import SIDE_KINDS
 
 V = ma.validate
@@ -54,7 +54,8 @@ class CollectionFormSchema(ma.Schema):
     description = ma.fields.String(load_default="", validate=V.Length(max=5000))
     grade_scale = ma.fields.String(load_default="", validate=V.Length(max=200),
                                    metadata={"description": "e.g. '0-4' or 'L0-L4' (informative)"})
-    qrels_format = ma.fields.String(load_default="auto", validate=V.OneOf(QRELS_FORMATS))
+    qrels_format = ma.fields.String(load_default=QrelsFormat.AUTO.value,
+                                    validate=V.OneOf([f.value for f in QrelsFormat]))
     hidden = ma.fields.Boolean(load_default=False, metadata={
         "description": "hide the collection from every other token (a shared task's judgments); tasks hide their"
                        " collection anyway"})
@@ -131,7 +132,7 @@ RUN_FORMAT_DESCRIPTION = ("the run file's layout: trec ('qid Q0 docno rank score
 
 def run_format_field() -> ma.fields.String:
     """The ``run_format`` argument of every route that takes run files (docs/formats.md)."""
-    return ma.fields.String(load_default="auto", validate=V.OneOf(RUN_FORMATS),
+    return ma.fields.String(load_default=RunFormat.AUTO.value, validate=V.OneOf([f.value for f in RunFormat]),
                             metadata={"description": RUN_FORMAT_DESCRIPTION})
 
 
@@ -251,7 +252,7 @@ class JobQuerySchema(ma.Schema):
 
 
 class ResultQuerySchema(ma.Schema):
-    format = ma.fields.String(load_default="json", validate=V.OneOf((*FORMATS, "table")),
+    format = ma.fields.String(load_default=ResultFormat.JSON.value, validate=V.OneOf([f.value for f in ResultFormat]),
                               metadata={"description": "evaluation jobs: json, tsv, csv, trec_eval; meta-evaluation"
                                         " jobs: json or table; both: html or latex, a report for people (scores,"
                                         " significance tests, measure definitions, axiomatic profiles)"})

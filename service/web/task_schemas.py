@@ -15,11 +15,11 @@ from evalserve.service.web.schemas import ProblemItemSchema, run_format_field
 from evaluation.judged_ranking import TOPIC_POLICIES
 from evaluation.meta.methods import CORRELATIONS
 from evaluation.meta.significance import CORRECTIONS, TESTS
+from evaluation.pipeline import QrelsFormat
 from evaluation.ranking import TIE_POLICIES
+from evaluation.result_formats import LEADERBOARD_FORMATS, ResultFormat
 
 V = ma.validate
-#: leaderboard renderings: the JSON document, CSV, a LaTeX table, an HTML page for people
-LEADERBOARD_FORMATS = ("json", "csv", "latex", "html")
 
 
 def _utc(**kwargs: object) -> ma.fields.AwareDateTime:
@@ -207,7 +207,7 @@ class SubmissionListQuerySchema(ma.Schema):
 
 
 class JudgmentsFormSchema(ma.Schema):
-    qrels_format = ma.fields.String(load_default="auto")
+    qrels_format = ma.fields.String(load_default=QrelsFormat.AUTO.value)
     grade_scale = ma.fields.String(load_default="", validate=V.Length(max=200))
     note = ma.fields.String(load_default="", validate=V.Length(max=5000),
                             metadata={"description": "what changed, kept in the version history"})
@@ -229,7 +229,8 @@ class ReevaluationSchema(ma.Schema):
 
 
 class LeaderboardQuerySchema(ma.Schema):
-    format = ma.fields.String(load_default="json", validate=V.OneOf(LEADERBOARD_FORMATS))
+    format = ma.fields.String(load_default=ResultFormat.JSON.value,
+                              validate=V.OneOf([f.value for f in LEADERBOARD_FORMATS]))
     phase = ma.fields.String(metadata={"description": "default: the phase open now, else the last one"})
     version = ma.fields.Integer(validate=V.Range(1, 1000000),
                                 metadata={"description": "judgments version (default: current)"})

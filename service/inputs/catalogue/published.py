@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from evaluation.pipeline import QrelsFormat
+
 
 @dataclass(frozen=True)
 class PublishedSet:
@@ -18,7 +20,7 @@ class PublishedSet:
     citation: str
     grade_scale: str
     topics: str | None = None  # TREC Web topic XML (query, description, subtopics)
-    qrels_format: str = "auto"
+    qrels_format: str = QrelsFormat.AUTO
 
 
 _WEB = "trec-web-2009-2014"

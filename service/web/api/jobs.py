@@ -18,14 +18,15 @@ from evalserve.service.web.auth import current_token, require
 from evalserve.service.web.context import state
 from evalserve.service.web.problems import PROBLEM_JSON, ProblemSchema
 from evalserve.service.web.schemas import JobQuerySchema, JobSchema, PlotQuerySchema, ResultQuerySchema
+from evaluation.result_formats import ResultFormat
 
 blp = Blueprint("jobs", __name__, url_prefix="/v1/jobs", description="Jobs and results")
 
-MEDIA = {"json": "application/json", "tsv": "text/tab-separated-values", "csv": "text/csv",
-         "trec_eval": "text/plain", "table": "text/plain", "html": "text/html", "latex": "application/x-latex"}
+MEDIA = {fmt.value: fmt.media_type for fmt in ResultFormat}
 #: the result's media type by ``format``, for the OpenAPI document
 RESULT_DESCRIPTION = "the result in the requested format (JSON: the offline CLI's document)"
-RESULT_CONTENT = {media: {"schema": {"type": "object" if fmt == "json" else "string"}} for fmt, media in MEDIA.items()}
+RESULT_CONTENT = {media: {"schema": {"type": "object" if fmt == ResultFormat.JSON else "string"}}
+                  for fmt, media in MEDIA.items()}
 
 
 @blp.route("")

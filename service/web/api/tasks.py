@@ -47,6 +47,7 @@ from evalserve.service.web.task_schemas import (
 )
 from evalserve.service.web.upload_limits import check_upload
 from evaluation.leaderboard import to_csv, to_latex
+from evaluation.result_formats import LEADERBOARD_FORMATS, ResultFormat
 from evaluation.side_registry import SIDE_KINDS
 
 blp = Blueprint("tasks", __name__, url_prefix="/v1/tasks", description="Shared tasks and leaderboards")
@@ -279,8 +280,7 @@ class Judgments(MethodView):
                                       side), 202
 
 
-LEADERBOARD_MEDIA = {"json": "application/json", "csv": "text/csv", "latex": "application/x-latex",
-                     "html": "text/html"}
+LEADERBOARD_MEDIA = {fmt.value: fmt.media_type for fmt in LEADERBOARD_FORMATS}
 
 
 @blp.route("/<string:task_id>/leaderboard")
@@ -291,7 +291,7 @@ class LeaderboardView(MethodView):
     @blp.response(200, description="the leaderboard: JSON document, CSV, LaTeX table or HTML page",
                   content_type="application/json")
     @blp.doc(responses={"200": {"description": "the leaderboard", "content": {
-        media: {"schema": {"type": "object" if fmt == "json" else "string"}}
+        media: {"schema": {"type": "object" if fmt == ResultFormat.JSON else "string"}}
         for fmt, media in LEADERBOARD_MEDIA.items()}}})
     @blp.alt_response(403, schema=ProblemSchema, content_type=PROBLEM_JSON,
                       description="the task is blinded until a date (organisers only before it)")
@@ -303,13 +303,13 @@ class LeaderboardView(MethodView):
         task, board = services.leaderboard(state(), caller_or_none(), task_id, phase_name=query.get("phase"),
                                            version=query.get("version"), selection=query["selection"])
         fmt, document = query["format"], board.document
-        if fmt == "html":
+        if fmt == ResultFormat.HTML:
             meta = f"/v1/tasks/{task.id}/meta" if is_organiser(task, caller_or_none()) else None
-            return Response(render_leaderboard_html(document, meta_link=meta), mimetype="text/html")
-        if fmt == "json":
-            return Response(json.dumps(document, indent=2) + "\n", mimetype="application/json")
+            return Response(render_leaderboard_html(document, meta_link=meta), mimetype=ResultFormat.HTML.media_type)
+        if fmt == ResultFormat.JSON:
+            return Response(json.dumps(document, indent=2) + "\n", mimetype=ResultFormat.JSON.media_type)
         caption = f"{task.name}: leaderboard"
-        text = to_csv(board.ranked) if fmt == "csv" else to_latex(board.ranked, caption=caption)
+        text = to_csv(board.ranked) if fmt == ResultFormat.CSV else to_latex(board.ranked, caption=caption)
         return Response(text, mimetype=LEADERBOARD_MEDIA[fmt])
 
 
