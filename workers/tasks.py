@@ -46,7 +46,7 @@ def deliver_webhook(self: Any, delivery_id: str) -> str:
     """Make one attempt at webhook delivery ``delivery_id``; after a failed one, publish the next for its time."""
     ctx = context_for(self.app)
     outcome = webhooks.deliver(ctx.db, delivery_id, ctx.settings)
-    if outcome == "retry":
+    if outcome == webhooks.DeliveryOutcome.RETRY:
         wait = webhooks.seconds_until_due(ctx.db, delivery_id)
         if wait is not None:
             webhooks.publish_deliveries(self.app, [delivery_id], countdown=wait)

@@ -19,7 +19,7 @@ from evalserve.service.jobrun.split import coordinate, split_into
 from evalserve.service.jobrun.stored_runs import StoredRuns, input_files
 from evalserve.service.jobs import callbacks
 from evalserve.service.jobs import lifecycle as jobs
-from evalserve.service.jobs.kinds import EVALUATION, KINDS, META, EvaluationRequest, MetaRequest
+from evalserve.service.jobs.kinds import KINDS, EvaluationRequest, JobKindName, MetaRequest
 from evalserve.service.store.models import Collection, Job, JobState
 from evaluation.meta.methods import run_method
 from evaluation.meta.sources import Sources
@@ -120,6 +120,6 @@ def _run_evaluation(ctx: WorkerContext, claim: jobs.Claim, lease: Lease,
 
 #: the function that runs each job kind (``jobs.kinds``): (ctx, claim, lease) -> the result document
 RUNS: dict[str, Callable[[WorkerContext, jobs.Claim, Lease], dict[str, Any]]] = {
-    EVALUATION: evaluation_document,
-    META: meta_document,
+    JobKindName.EVALUATION: evaluation_document,
+    JobKindName.META: meta_document,
 }

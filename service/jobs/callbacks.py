@@ -19,7 +19,15 @@ from sqlalchemy.orm import Session
 from evalserve.service.core.config import Settings
 from evalserve.service.jobs.document import job_document
 from evalserve.service.store.db import Database
-from evalserve.service.store.models import FINAL_STATES, JOB_CALLBACK_EVENT, Job, WebhookDelivery, new_id, utcnow
+from evalserve.service.store.models import (
+    FINAL_STATES,
+    JOB_CALLBACK_EVENT,
+    DeliveryState,
+    Job,
+    WebhookDelivery,
+    new_id,
+    utcnow,
+)
 from evalserve.service.webhooks import targets as webhook_targets
 from evalserve.service.webhooks.delivery import publish_deliveries
 
@@ -56,7 +64,7 @@ def record_in(session: Session, job: Job) -> str | None:
         return None
     now = utcnow()
     row = WebhookDelivery(id=new_id("dlv"), webhook_id=None, job_id=job.id, event=JOB_CALLBACK_EVENT,
-                          payload=_jsonable(job_document(job)), state="pending", attempts=0,
+                          payload=_jsonable(job_document(job)), state=DeliveryState.PENDING, attempts=0,
                           next_attempt_at=now, log=[], created_at=now)
     session.add(row)
     return row.id

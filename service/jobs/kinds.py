@@ -13,10 +13,16 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from evaluation.enums import StrEnum
 from evaluation.result_formats import EVALUATION_FORMATS, META_FORMATS, REPORT_FORMATS, ResultFormat, one_of
 from evaluation.side_registry import OnDemand
 
-EVALUATION, META = "evaluation", "meta"
+
+class JobKindName(StrEnum):
+    """The name of a job kind: ``jobs.kind`` in the database and ``kind`` in the job document."""
+
+    EVALUATION = "evaluation"  # evaluate runs with measures
+    META = "meta"  # meta-evaluate measures and runs
 
 
 class JobRequest(Protocol):
@@ -138,12 +144,12 @@ def _plot_meta(document: dict[str, Any], request: JobRequest, fmt: str) -> bytes
 
 _KINDS: tuple[JobKind, ...] = (
     JobKind(
-        EVALUATION, EvaluationRequest.from_json,
+        JobKindName.EVALUATION, EvaluationRequest.from_json,
         EVALUATION_FORMATS, OnDemand("evaluation.report", "render_document"),
         f"an evaluation result is {one_of(EVALUATION_FORMATS)}", splits=True, plot=_plot_evaluation,
     ),
     JobKind(
-        META, MetaRequest.from_json,
+        JobKindName.META, MetaRequest.from_json,
         META_FORMATS, _render_meta, f"a meta-evaluation result is {one_of(META_FORMATS)}",
         plot=_plot_meta,
     ),

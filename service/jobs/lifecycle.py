@@ -16,6 +16,7 @@ from sqlalchemy import and_, or_, select, update
 from sqlalchemy.orm import Session
 
 from evalserve.service.core.problem_codes import ProblemCode
+from evalserve.service.jobs.kinds import JobKindName
 from evalserve.service.store.db import Database
 from evalserve.service.store.models import FINAL_STATES, Job, JobState, utcnow
 
@@ -29,7 +30,7 @@ class Claim:
     attempt: int
     collection_id: str
     request: dict[str, Any]
-    kind: str = "evaluation"
+    kind: str = JobKindName.EVALUATION
 
 
 def create_job(db_session: Any, job: Job) -> Job:

@@ -13,7 +13,7 @@ from evalserve.service.core.problem_codes import ProblemCode
 from evalserve.service.core.state import ServiceState
 from evalserve.service.inputs.uploads import check_runs, store_runs
 from evalserve.service.jobs import callbacks
-from evalserve.service.jobs.kinds import EVALUATION, META, EvaluationRequest, MetaRequest
+from evalserve.service.jobs.kinds import EvaluationRequest, JobKindName, MetaRequest
 from evalserve.service.jobs.lifecycle import create_job
 from evalserve.service.store.models import Collection, Job, JobState, RunRecord, new_id
 from evalserve.service.webhooks import targets as webhook_targets
@@ -161,7 +161,7 @@ def submit_meta_evaluation(st: ServiceState, owner_id: str, admin: bool, body: d
                              " measures, not both")
         with st.db.session() as s:
             source = s.get(Job, body["evaluation"])
-            if source is None or source.kind != EVALUATION or (not admin and source.owner_id != owner_id):
+            if source is None or source.kind != JobKindName.EVALUATION or (not admin and source.owner_id != owner_id):
                 raise ServiceError(404, ProblemCode.NOT_FOUND, f"no evaluation job {body['evaluation']}")
             if source.state != JobState.SUCCEEDED:
                 raise ServiceError(409, ProblemCode.of_job(source.state),
@@ -180,7 +180,7 @@ def submit_meta_evaluation(st: ServiceState, owner_id: str, admin: bool, body: d
             else:
                 request = MetaRequest(body["method"], options, evaluation=source.id, measures=tuple(measures))
             job = create_job(s, Job(id=new_id("job"), owner_id=owner_id, collection_id=source.collection_id,
-                                    kind=META, request=request.to_json(), **callback))
+                                    kind=JobKindName.META, request=request.to_json(), **callback))
     else:
         if not (body.get("collection") and body.get("runs") and body.get("measures")):
             raise ServiceError(422, ProblemCode.MISSING_INPUTS,
@@ -192,6 +192,6 @@ def submit_meta_evaluation(st: ServiceState, owner_id: str, admin: bool, body: d
             request = MetaRequest(body["method"], options, runs=tuple(dict.fromkeys(body["runs"])),
                                   measures=tuple(measures), ties=body["ties"], topics=body["topics"])
             job = create_job(s, Job(id=new_id("job"), owner_id=owner_id, collection_id=collection.id,
-                                    kind=META, request=request.to_json(), **callback))
+                                    kind=JobKindName.META, request=request.to_json(), **callback))
     st.queue.publish(job.id)
     return job

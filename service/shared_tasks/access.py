@@ -14,7 +14,7 @@ from sqlalchemy.orm import Session
 
 from evalserve.service.core.errors import ServiceError
 from evalserve.service.core.problem_codes import ProblemCode
-from evalserve.service.store.models import Participant, Scope, Task, Token, as_utc, utcnow
+from evalserve.service.store.models import Participant, Scope, Task, TaskVisibility, Token, as_utc, utcnow
 
 Role = Literal["organiser", "participant", "public"]
 
@@ -36,7 +36,7 @@ class TaskAccess:
         if self.organiser:
             return True
         task = self.task
-        if task.visibility == "blinded":
+        if task.visibility == TaskVisibility.BLINDED:
             until = as_utc(task.blinded_until)
             return until is not None and (now or utcnow()) >= until
         return True
@@ -74,7 +74,7 @@ def _access(task: Task, token: Token | None, participant: Participant | None) ->
         return TaskAccess(task, "organiser", participant)
     if participant is not None:
         return TaskAccess(task, "participant", participant)
-    if task.visibility == "private":
+    if task.visibility == TaskVisibility.PRIVATE:
         raise ServiceError(404, ProblemCode.NOT_FOUND, f"no task {task.id}")
     return TaskAccess(task, "public", None)
 

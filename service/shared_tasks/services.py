@@ -47,12 +47,15 @@ from evalserve.service.store.models import (
     JobState,
     Participant,
     Phase,
+    RegistrationMode,
     RunRecord,
     Scope,
+    SortOrder,
     Submission,
     SubmissionEvaluation,
     Task,
     TaskVersion,
+    TaskVisibility,
     Token,
     as_utc,
     new_id,
@@ -121,10 +124,11 @@ def list_tasks(st: ServiceState, token: Token | None, pagination: Any) -> list[T
     part in; anonymous callers: public and blinded ones), newest first."""
     query = select(Task)
     if token is None:
-        query = query.where(Task.visibility != "private")
+        query = query.where(Task.visibility != TaskVisibility.PRIVATE)
     elif Scope.ADMIN not in token.scope_set:
         mine = select(Participant.task_id).where(Participant.token_id == token.id)
-        query = query.where(or_(Task.visibility != "private", Task.owner_id == token.id, Task.id.in_(mine)))
+        query = query.where(or_(Task.visibility != TaskVisibility.PRIVATE, Task.owner_id == token.id,
+                                Task.id.in_(mine)))
     with st.db.session() as s:
         rows = page_of(s, query, Task.created_at.desc(), pagination)
         return task_outs(s, task_accesses(s, rows, token))
@@ -144,8 +148,8 @@ def create_task(st: ServiceState, token: Token, body: dict[str, Any]) -> TaskOut
         raise ServiceError(422, ProblemCode.INVALID_PRIMARY_MEASURE,
                            f"the primary measure {primary} is not one of the official"
                            f" measures ({', '.join(measures)})")
-    _check_visibility(body.get("visibility", "public"), body.get("blinded_until"))
-    _check_registration(body.get("registration", "open"), body.get("registration_code"))
+    _check_visibility(body.get("visibility", TaskVisibility.PUBLIC), body.get("blinded_until"))
+    _check_registration(body.get("registration", RegistrationMode.OPEN), body.get("registration_code"))
     admin = Scope.ADMIN in token.scope_set
     with st.db.session() as s:
         collection = s.get(Collection, body["collection"])
@@ -159,9 +163,11 @@ def create_task(st: ServiceState, token: Token, body: dict[str, Any]) -> TaskOut
         task = Task(
             id=new_id("task"), owner_id=token.id, name=body["name"], description=body.get("description", ""),
             collection_id=collection.id, version=1, measures=measures, primary_measure=primary,
-            sort_order=body.get("order", "desc"), ties=body.get("ties", "trec"), topics=body.get("topics", "complete"),
-            visibility=body.get("visibility", "public"), blinded_until=body.get("blinded_until"),
-            registration=body.get("registration", "open"), registration_code=body.get("registration_code"),
+            sort_order=body.get("order", SortOrder.DESC), ties=body.get("ties", "trec"),
+            topics=body.get("topics", "complete"),
+            visibility=body.get("visibility", TaskVisibility.PUBLIC), blinded_until=body.get("blinded_until"),
+            registration=body.get("registration", RegistrationMode.OPEN),
+            registration_code=body.get("registration_code"),
             significance=_significance(body.get("significance")),
             per_topic_feedback=body.get("per_topic_feedback", True),
         )
@@ -188,14 +194,14 @@ def _unique_names(phases: list[Phase]) -> None:
 
 
 def _check_visibility(visibility: str, blinded_until: datetime | None) -> None:
-    if visibility == "blinded" and blinded_until is None:
+    if visibility == TaskVisibility.BLINDED and blinded_until is None:
         raise ServiceError(422, ProblemCode.INVALID_VISIBILITY,
                            "a blinded task needs blinded_until: the date its leaderboard"
                            " opens")
 
 
 def _check_registration(mode: str, code: str | None) -> None:
-    if mode == "code" and not code:
+    if mode == RegistrationMode.CODE and not code:
         raise ServiceError(422, ProblemCode.INVALID_REGISTRATION, "registration by code needs registration_code")
 
 
@@ -278,9 +284,9 @@ def register(st: ServiceState, token: Token, task_id: str, team: str, code: str 
         code_ok = code is not None and task.registration_code is not None and hmac.compare_digest(
             code.encode(), task.registration_code.encode())
         if not organiser and not code_ok:
-            if task.visibility == "private" and task.registration != "open":
+            if task.visibility == TaskVisibility.PRIVATE and task.registration != RegistrationMode.OPEN:
                 raise ServiceError(404, ProblemCode.NOT_FOUND, f"no task {task_id}")  # a private task is not revealed
-            if task.registration == "code":
+            if task.registration == RegistrationMode.CODE:
                 raise ServiceError(403, ProblemCode.REGISTRATION_CODE,
                                    "this task takes participants by registration code; ask"
                                    " its organisers for it" if code is None else "the registration code is not right")

@@ -163,6 +163,7 @@ class Job(Base):
     id: Mapped[str] = mapped_column(String(40), primary_key=True)
     owner_id: Mapped[str] = mapped_column(ForeignKey("tokens.id"), index=True)
     collection_id: Mapped[str] = mapped_column(ForeignKey("collections.id"))
+    #: a ``jobs.kinds.JobKindName`` (the store ranks below jobs: the default is spelled out)
     kind: Mapped[str] = mapped_column(String(20), default="evaluation", server_default="evaluation")
     #: evaluation: runs, measures, ties, topics, per_topic; meta: method, options and either the evaluation job
     #: whose results to meta-evaluate or runs, measures, ties, topics to evaluate first
@@ -203,12 +204,27 @@ class IdempotencyRecord(Base):
 
 # --- shared tasks (leaderboards) ------------------------------------------------------------------------------
 
-#: who may read a task's leaderboard: everyone, only its organiser and participants, or everyone after a date
-TASK_VISIBILITIES = ("public", "private", "blinded")
-#: how participants join: by themselves, or with the registration code the organiser hands out
-REGISTRATION_MODES = ("open", "code")
-#: sort order of the primary measure: higher is better, or lower is better
-SORT_ORDERS = ("desc", "asc")
+
+class TaskVisibility(StrEnum):
+    """Who may read a task's leaderboard."""
+
+    PUBLIC = "public"  # everyone
+    PRIVATE = "private"  # only its organisers and participants
+    BLINDED = "blinded"  # everyone after blinded_until, only its organisers before
+
+
+class RegistrationMode(StrEnum):
+    """How participants join a task."""
+
+    OPEN = "open"  # by themselves
+    CODE = "code"  # with the registration code the organisers hand out
+
+
+class SortOrder(StrEnum):
+    """The sort order of a task's primary measure."""
+
+    DESC = "desc"  # higher is better
+    ASC = "asc"  # lower is better
 
 
 class Task(Base):
@@ -224,12 +240,12 @@ class Task(Base):
     version: Mapped[int] = mapped_column(Integer, default=1)  # the current judgments' version
     measures: Mapped[list[Any]] = mapped_column()  # official measures, canonical names, in display order
     primary_measure: Mapped[str] = mapped_column(String(200))
-    sort_order: Mapped[str] = mapped_column(String(4), default="desc")
+    sort_order: Mapped[str] = mapped_column(String(4), default=SortOrder.DESC.value)
     ties: Mapped[str] = mapped_column(String(20), default="trec")
     topics: Mapped[str] = mapped_column(String(20), default="complete")
-    visibility: Mapped[str] = mapped_column(String(20), default="public")
+    visibility: Mapped[str] = mapped_column(String(20), default=TaskVisibility.PUBLIC.value)
     blinded_until: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
-    registration: Mapped[str] = mapped_column(String(10), default="open")
+    registration: Mapped[str] = mapped_column(String(10), default=RegistrationMode.OPEN.value)
     registration_code: Mapped[str | None] = mapped_column(String(200), nullable=True)
     #: {"test", "correction", "alpha"} for the leaderboard's significance marks
     significance: Mapped[dict[str, Any]] = mapped_column(default=dict)
@@ -313,7 +329,14 @@ class SubmissionEvaluation(Base):
 WEBHOOK_EVENTS = ("submission.evaluated", "leaderboard.changed")
 #: the event of a job's ``callback_url``: the job ended (succeeded, failed or cancelled)
 JOB_CALLBACK_EVENT = "job.finished"
-DELIVERY_STATES = ("pending", "delivered", "failed")
+
+
+class DeliveryState(StrEnum):
+    """The state of a webhook delivery (or a job's callback)."""
+
+    PENDING = "pending"  # durable, not yet delivered: an attempt is due now or later
+    DELIVERED = "delivered"  # a receiver answered an attempt with a 2xx status
+    FAILED = "failed"  # out of attempts, or its webhook was deleted
 
 
 class Webhook(Base):
@@ -340,7 +363,7 @@ class WebhookDelivery(Base):
                                                nullable=True)
     event: Mapped[str] = mapped_column(String(50))
     payload: Mapped[dict[str, Any]] = mapped_column()
-    state: Mapped[str] = mapped_column(String(20), default="pending")
+    state: Mapped[str] = mapped_column(String(20), default=DeliveryState.PENDING.value)
     attempts: Mapped[int] = mapped_column(Integer, default=0)
     next_attempt_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
     last_status: Mapped[int | None] = mapped_column(Integer, nullable=True)

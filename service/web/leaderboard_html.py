@@ -18,6 +18,7 @@ from typing import Any
 
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
 
+from evalserve.service.store.models import SortOrder
 from evaluation.leaderboard.render import CORRECTION_NAMES, TEST_NAMES, row_letter
 
 #: how a missing (null / NaN) number is shown
@@ -103,7 +104,7 @@ def _context(document: Mapping[str, Any]) -> dict[str, Any]:
     phase = _mapping(document.get("phase")) if document.get("phase") is not None else None
     measures = [str(m) for m in document.get("measures") or ()]
     primary = str(document.get("primary") or (measures[0] if measures else ""))
-    order = "asc" if document.get("order") == "asc" else "desc"
+    order = SortOrder.ASC if document.get("order") == SortOrder.ASC else SortOrder.DESC
     rows = [_mapping(r) for r in document.get("rows") or ()]
     significance = _mapping(document.get("significance")) if document.get("significance") is not None else None
     topics = document.get("topics") or ()

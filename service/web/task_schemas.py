@@ -10,7 +10,7 @@ import marshmallow as ma
 from flask_smorest.fields import Upload
 
 from evalserve.service.shared_tasks.outputs import ABSENT
-from evalserve.service.store.models import JOB_STATES, REGISTRATION_MODES, SORT_ORDERS, TASK_VISIBILITIES
+from evalserve.service.store.models import JOB_STATES, RegistrationMode, SortOrder, TaskVisibility
 from evalserve.service.web.schemas import ProblemItemSchema, run_format_field
 from evaluation.judged_ranking import TOPIC_POLICIES
 from evaluation.meta.methods import CORRELATIONS
@@ -64,11 +64,11 @@ class PhaseSchema(ma.Schema):
 
 class _TaskSettings(ma.Schema):
     description = ma.fields.String(validate=V.Length(max=20000))
-    visibility = ma.fields.String(validate=V.OneOf(TASK_VISIBILITIES), metadata={
+    visibility = ma.fields.String(validate=V.OneOf([v.value for v in TaskVisibility]), metadata={
         "description": "public: anyone reads the leaderboard; private: organisers and participants; blinded: like"
                        " public from blinded_until, organisers only before"})
     blinded_until = _utc(allow_none=True)
-    registration = ma.fields.String(validate=V.OneOf(REGISTRATION_MODES),
+    registration = ma.fields.String(validate=V.OneOf([m.value for m in RegistrationMode]),
                                     metadata={"description": "open, or code (participants give registration_code)"})
     registration_code = ma.fields.String(allow_none=True, validate=V.Length(min=4, max=200))
     significance = ma.fields.Nested(SignificanceSchema)
@@ -84,7 +84,7 @@ class TaskInSchema(_TaskSettings):
     measures = ma.fields.List(ma.fields.String(), required=True, validate=V.Length(min=1, max=50),
                               metadata={"example": ["alpha_nDCG@20", "ERR_IA@20", "P@10"]})
     primary_measure = ma.fields.String(metadata={"description": "ranks the leaderboard (default: the first measure)"})
-    order = ma.fields.String(load_default="desc", validate=V.OneOf(SORT_ORDERS),
+    order = ma.fields.String(load_default=SortOrder.DESC.value, validate=V.OneOf([o.value for o in SortOrder]),
                              metadata={"description": "desc: higher is better; asc: lower is better"})
     ties = ma.fields.String(load_default="trec", validate=V.OneOf(TIE_POLICIES))
     topics = ma.fields.String(load_default="complete", validate=V.OneOf(TOPIC_POLICIES),

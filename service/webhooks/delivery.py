@@ -31,9 +31,20 @@ from sqlalchemy.orm import Session
 from evalserve.service.broker.messages import DELIVER_WEBHOOK_TASK, publish
 from evalserve.service.core.config import Settings
 from evalserve.service.store.db import Database
-from evalserve.service.store.models import WEBHOOK_EVENTS, Job, Task, Webhook, WebhookDelivery, as_utc, new_id, utcnow
+from evalserve.service.store.models import (
+    WEBHOOK_EVENTS,
+    DeliveryState,
+    Job,
+    Task,
+    Webhook,
+    WebhookDelivery,
+    as_utc,
+    new_id,
+    utcnow,
+)
 from evalserve.service.webhooks import targets as webhook_targets
 from evalserve.service.webhooks import transport as webhook_http
+from evaluation.enums import StrEnum
 from evaluation.report import engine_version
 
 log = logging.getLogger(__name__)
@@ -43,7 +54,17 @@ PING_EVENT = "ping"
 SIGNATURE_VERSION = "v1"
 MAX_BACKOFF_SECONDS = 3600.0
 JITTER = 0.1  # up to 10% added to each wait, so deliveries that failed together do not retry together
-OUTCOMES = ("delivered", "retry", "failed", "skipped")
+
+
+class DeliveryOutcome(StrEnum):
+    """What one ``deliver`` call did (the Celery task's result, and what it logs)."""
+
+    DELIVERED = "delivered"  # the attempt got a 2xx answer
+    RETRY = "retry"  # the attempt failed; the next one is scheduled
+    FAILED = "failed"  # out of attempts (or its webhook was deleted): the delivery failed
+    SKIPPED = "skipped"  # not due, already final, or another worker holds the attempt
+
+
 #: the errors a delivery log shows (stored as such; details are logged on the server only): an attempt's
 HTTP_STATUS = "http-status"  # the receiver answered with a non-2xx status (shown beside it)
 REDIRECT_NOT_FOLLOWED = "redirect-not-followed"  # it answered 3xx: redirects are not followed
@@ -109,7 +130,7 @@ def due_deliveries(db: Database, limit: int = 100, *, overdue_seconds: float = 0
     sweepers leave it alone for ``overdue_seconds``: the caller must publish them."""
     now = utcnow()
     before = now - timedelta(seconds=overdue_seconds)
-    overdue = and_(WebhookDelivery.state == "pending",
+    overdue = and_(WebhookDelivery.state == DeliveryState.PENDING,
                    or_(WebhookDelivery.next_attempt_at.is_(None), WebhookDelivery.next_attempt_at <= before))
     ids: list[str] = []
     with db.session() as s:
@@ -128,7 +149,7 @@ def seconds_until_due(db: Database, delivery_id: str) -> float | None:
     with db.session() as s:
         row = s.execute(select(WebhookDelivery.state, WebhookDelivery.next_attempt_at)
                         .where(WebhookDelivery.id == delivery_id)).one_or_none()
-    if row is None or row.state != "pending":
+    if row is None or row.state != DeliveryState.PENDING:
         return None
     due = as_utc(row.next_attempt_at)
     return 0.0 if due is None else max(0.0, (due - utcnow()).total_seconds())
@@ -170,20 +191,21 @@ def deliver(db: Database, delivery_id: str, settings: Settings) -> str:
     now = utcnow()
     values: dict[str, Any] = {"log": [*attempt.log, entry], "last_status": status, "last_error": error}
     if error is None:
-        outcome = "delivered"
-        values.update(state="delivered", delivered_at=now, next_attempt_at=None)
+        outcome = DeliveryOutcome.DELIVERED
+        values.update(state=DeliveryState.DELIVERED, delivered_at=now, next_attempt_at=None)
     elif attempt.number >= settings.webhook_max_attempts:
-        outcome = "failed"
-        values.update(state="failed", next_attempt_at=None)
+        outcome = DeliveryOutcome.FAILED
+        values.update(state=DeliveryState.FAILED, next_attempt_at=None)
     else:
-        outcome = "retry"
+        outcome = DeliveryOutcome.RETRY
         wait = backoff_seconds(attempt.number, settings.webhook_backoff_seconds)
         values.update(next_attempt_at=now + timedelta(seconds=wait))
     with db.session() as s:
-        done = s.execute(_update().where(WebhookDelivery.id == delivery_id, WebhookDelivery.state == "pending",
+        done = s.execute(_update().where(WebhookDelivery.id == delivery_id,
+                                         WebhookDelivery.state == DeliveryState.PENDING,
                                          WebhookDelivery.attempts == attempt.number).values(**values))
     if _changed(done) != 1:  # our attempt outlived its hold and another worker took over: its record stands
-        return "skipped"
+        return DeliveryOutcome.SKIPPED
     log.info("webhook delivery %s attempt %d: %s (%s)", delivery_id, attempt.number, outcome, error or status)
     return outcome
 
@@ -200,11 +222,11 @@ def _claim(db: Database, delivery_id: str, settings: Settings) -> tuple[_Attempt
     now = utcnow()
     with db.session() as s:
         row = s.get(WebhookDelivery, delivery_id)
-        if row is None or row.state != "pending" or not _is_due(row.next_attempt_at, now):
-            return None, "skipped"
+        if row is None or row.state != DeliveryState.PENDING or not _is_due(row.next_attempt_at, now):
+            return None, DeliveryOutcome.SKIPPED
         seen = row.attempts
         due = or_(WebhookDelivery.next_attempt_at.is_(None), WebhookDelivery.next_attempt_at <= now)
-        mine = and_(WebhookDelivery.id == delivery_id, WebhookDelivery.state == "pending",
+        mine = and_(WebhookDelivery.id == delivery_id, WebhookDelivery.state == DeliveryState.PENDING,
                     WebhookDelivery.attempts == seen, due)
         receiver = _receiver(s, row)
         giving_up = None
@@ -213,13 +235,13 @@ def _claim(db: Database, delivery_id: str, settings: Settings) -> tuple[_Attempt
         elif seen >= settings.webhook_max_attempts:
             giving_up = WORKER_LOST  # the last allowed attempt's worker stopped before it finished
         if giving_up is not None:
-            settled = s.execute(_update().where(mine).values(state="failed", next_attempt_at=None,
+            settled = s.execute(_update().where(mine).values(state=DeliveryState.FAILED, next_attempt_at=None,
                                                              last_error=giving_up))
-            return None, "failed" if _changed(settled) == 1 else "skipped"
+            return None, DeliveryOutcome.FAILED if _changed(settled) == 1 else DeliveryOutcome.SKIPPED
         hold = now + timedelta(seconds=attempt_hold_seconds(settings))
         claimed = s.execute(_update().where(mine).values(attempts=seen + 1, next_attempt_at=hold))
         if _changed(claimed) != 1:
-            return None, "skipped"
+            return None, DeliveryOutcome.SKIPPED
         # read again inside the claiming transaction: the log as it is now, not as first seen
         fresh = s.execute(select(WebhookDelivery.event, WebhookDelivery.payload, WebhookDelivery.log,
                                  WebhookDelivery.created_at).where(WebhookDelivery.id == delivery_id)).one()
@@ -344,8 +366,8 @@ def ping_wait_seconds(session: Session, hook: Webhook, settings: Settings) -> fl
 
 
 def _add_delivery(session: Session, webhook_id: str, event: str, data: dict[str, Any], now: datetime) -> str:
-    row = WebhookDelivery(id=new_id("dlv"), webhook_id=webhook_id, event=event, payload=data, state="pending",
-                          attempts=0, next_attempt_at=now, log=[], created_at=now)
+    row = WebhookDelivery(id=new_id("dlv"), webhook_id=webhook_id, event=event, payload=data,
+                          state=DeliveryState.PENDING, attempts=0, next_attempt_at=now, log=[], created_at=now)
     session.add(row)
     return row.id
 

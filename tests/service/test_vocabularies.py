@@ -76,3 +76,45 @@ def test_the_api_guide_gives_each_format_its_media_type() -> None:
     table = text[text.index("| `format` | Media type | Content |"):].splitlines()[2:]
     rows = dict(re.findall(r"^\| `([a-z_]+)` \| `([a-z/+.-]+)` \|", "\n".join(table[:len(ResultFormat)]), re.M))
     assert rows == {f.value: f.media_type for f in ResultFormat}
+
+
+def test_the_tables_vocabularies_keep_their_strings() -> None:
+    """Stored in the database and shown by the API: the strings themselves must never change."""
+    from evalserve.service.store.models import DeliveryState, RegistrationMode, SortOrder, TaskVisibility
+
+    assert [v.value for v in TaskVisibility] == ["public", "private", "blinded"]
+    assert [m.value for m in RegistrationMode] == ["open", "code"]
+    assert [o.value for o in SortOrder] == ["desc", "asc"]
+    assert [s.value for s in DeliveryState] == ["pending", "delivered", "failed"]
+
+
+def test_the_tables_defaults_are_members() -> None:
+    from evalserve.service.jobs.kinds import KINDS, JobKindName
+    from evalserve.service.store.models import (
+        DeliveryState,
+        Job,
+        RegistrationMode,
+        RunRecord,
+        SortOrder,
+        Task,
+        TaskVisibility,
+        WebhookDelivery,
+    )
+
+    def default(column: object) -> object:
+        return column.default.arg  # type: ignore[attr-defined]
+
+    assert [k.value for k in JobKindName] == ["evaluation", "meta"] and list(KINDS) == list(JobKindName)
+    assert default(Job.__table__.c.kind) == JobKindName.EVALUATION  # spelled out: the store ranks below jobs
+    assert Job.__table__.c.kind.server_default.arg == JobKindName.EVALUATION
+    assert default(Task.__table__.c.visibility) == TaskVisibility.PUBLIC
+    assert default(Task.__table__.c.registration) == RegistrationMode.OPEN
+    assert default(Task.__table__.c.sort_order) == SortOrder.DESC
+    assert default(WebhookDelivery.__table__.c.state) == DeliveryState.PENDING
+    assert default(RunRecord.__table__.c.run_format) == RunFormat.TREC
+
+
+def test_webhook_delivery_outcomes() -> None:
+    from evalserve.service.webhooks.delivery import DeliveryOutcome
+
+    assert [o.value for o in DeliveryOutcome] == ["delivered", "retry", "failed", "skipped"]

@@ -10,7 +10,7 @@ from flask.views import MethodView
 from flask_smorest import Blueprint
 
 from evalserve.service.shared_tasks import webhooks as task_webhooks
-from evalserve.service.store.models import DELIVERY_STATES, WEBHOOK_EVENTS
+from evalserve.service.store.models import WEBHOOK_EVENTS, DeliveryState
 from evalserve.service.web.auth import caller_or_none, require
 from evalserve.service.web.context import state
 from evalserve.service.web.idempotency import idempotent
@@ -82,7 +82,7 @@ class DeliverySchema(ma.Schema):
     id = ma.fields.String()
     webhook = ma.fields.String(attribute="webhook_id")
     event = ma.fields.String(metadata={"description": ", ".join((*WEBHOOK_EVENTS, webhooks.PING_EVENT))})
-    state = ma.fields.String(validate=V.OneOf(DELIVERY_STATES))
+    state = ma.fields.String(validate=V.OneOf([s.value for s in DeliveryState]))
     attempts = ma.fields.Integer()
     next_attempt_at = UtcDateTime(allow_none=True)
     last_status = ma.fields.Integer(allow_none=True)
