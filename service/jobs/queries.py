@@ -22,7 +22,7 @@ from evalserve.service.jobs import callbacks
 from evalserve.service.jobs.document import job_document
 from evalserve.service.jobs.kinds import KINDS, NoPlot
 from evalserve.service.jobs.lifecycle import cancel_in
-from evalserve.service.store.models import Job, Token
+from evalserve.service.store.models import Job, JobState, Token
 from evalserve.service.webhooks.delivery import publish_deliveries
 from evaluation.problems import InputError
 
@@ -85,7 +85,7 @@ class RenderedResult:
 
 def _succeeded(job: Job, *, with_error: bool) -> str:
     """The job's result blob, or a 409 naming the state it is in."""
-    if job.state != "succeeded" or job.result_sha256 is None:
+    if job.state != JobState.SUCCEEDED or job.result_sha256 is None:
         detail = f"job {job.id} is {job.state}"
         if with_error and job.error:
             detail += f": {job.error['message']}"

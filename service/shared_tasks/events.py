@@ -12,7 +12,7 @@ from evalserve.service.jobs.kinds import KINDS, EvaluationRequest
 from evalserve.service.shared_tasks.leaderboard import task_leaderboard
 from evalserve.service.store.blobs import BlobStore
 from evalserve.service.store.db import Database
-from evalserve.service.store.models import Job, JobState, Participant, Phase, Submission, Task, as_utc
+from evalserve.service.store.models import Job, JobState, Participant, Phase, Submission, Task, WebhookEvent, as_utc
 from evalserve.service.webhooks.delivery import record_event
 
 #: rows of the leaderboard carried by a ``leaderboard.changed`` event (the whole board is one GET away)
@@ -45,14 +45,14 @@ def announce_job(db: Database, blobs: BlobStore, job_id: str) -> list[str]:
             "links": {"submission": f"/v1/tasks/{task.id}/submissions/{sub.id}",
                       "leaderboard": f"/v1/tasks/{task.id}/leaderboard"},
         }
-        ids = record_event(s, task.id, "submission.evaluated", payload)
+        ids = record_event(s, task.id, WebhookEvent.SUBMISSION_EVALUATED, payload)
         if job.state == JobState.SUCCEEDED and version == task.version:
             board = task_leaderboard(s, blobs, task, phase_name=phase.name).document
             if any(row["key"] == sub.id for row in board["rows"]):
                 top = [{"rank": r["rank"], "team": r["extra"]["team"], "submission": r["key"],
                         "score": r["scores"][board["primary"]], "baseline": r["baseline"]}
                        for r in board["rows"][:TOP_ROWS]]
-                ids += record_event(s, task.id, "leaderboard.changed", {
+                ids += record_event(s, task.id, WebhookEvent.LEADERBOARD_CHANGED, {
                     "phase": phase.name, "version": version, "primary": board["primary"], "order": board["order"],
                     "entries": len(board["rows"]), "top": top, "cause": sub.id,
                     "generated_at": board["generated_at"], "closes_at": as_utc(phase.closes_at).isoformat(),

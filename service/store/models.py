@@ -325,8 +325,15 @@ class SubmissionEvaluation(Base):
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
 
 
-#: events a webhook can subscribe to
-WEBHOOK_EVENTS = ("submission.evaluated", "leaderboard.changed")
+class WebhookEvent(StrEnum):
+    """An event a webhook can subscribe to."""
+
+    SUBMISSION_EVALUATED = "submission.evaluated"  # a submission's evaluation job ended
+    LEADERBOARD_CHANGED = "leaderboard.changed"  # ... and it is on the current leaderboard of its phase
+
+
+#: events a webhook can subscribe to, as the API lists them
+WEBHOOK_EVENTS = tuple(event.value for event in WebhookEvent)
 #: the event of a job's ``callback_url``: the job ended (succeeded, failed or cancelled)
 JOB_CALLBACK_EVENT = "job.finished"
 
