@@ -41,7 +41,7 @@ class QrelsFormat(StrEnum):
 
 
 #: Judgment file layouts: ``auto`` tells EvALL's 5-column TSV from TREC/NTCIR qrels by the first line.
-QRELS_FORMATS = tuple(QrelsFormat)
+QRELS_FORMATS: tuple[str, ...] = tuple(f.value for f in QrelsFormat)
 
 #: An input as given to ``load_inputs``: its bytes, or the error met opening it (reported with the others).
 Opened = Blob | InputError

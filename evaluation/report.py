@@ -30,7 +30,7 @@ from evaluation.result_formats import EVALUATION_FORMATS, REPORT_FORMATS, Result
 from evaluation.version import engine_version as engine_version
 
 #: result formats; html and latex are reports for people (``evaluation.reports``)
-FORMATS = EVALUATION_FORMATS
+FORMATS: tuple[str, ...] = tuple(f.value for f in EVALUATION_FORMATS)
 
 
 @dataclass(frozen=True)

@@ -16,7 +16,7 @@ from evaluation.result_formats import ResultFormat
 
 def register(sub: Any) -> None:
     p = sub.add_parser("demo", help=help_of("demo"))
-    p.add_argument("--format", choices=(ResultFormat.JSON, ResultFormat.TSV, ResultFormat.TREC_EVAL),
+    p.add_argument("--format", choices=[f.value for f in (ResultFormat.JSON, ResultFormat.TSV, ResultFormat.TREC_EVAL)],
                    default=ResultFormat.TREC_EVAL.value)
     p.add_argument("--files", metavar="DIR", type=Path, default=None,
                    help="instead, write the sample as files to try the walkthroughs with: DIR/qrels.txt,"

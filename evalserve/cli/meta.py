@@ -75,7 +75,7 @@ def _inputs(p: argparse.ArgumentParser) -> None:
                    help="measures (default: every measure of --results; required with --qrels)")
     p.add_argument("--ties", choices=TIE_POLICIES, default="trec")
     p.add_argument("--topics", choices=TOPIC_POLICIES, default="common")
-    p.add_argument("--format", choices=META_FORMATS, default=ResultFormat.JSON.value,
+    p.add_argument("--format", choices=[f.value for f in META_FORMATS], default=ResultFormat.JSON.value,
                    help="json (default), table (text), or a report for people: html or latex")
     p.add_argument("-o", "--output", metavar="FILE", help="write here instead of standard output")
 

@@ -31,7 +31,7 @@ class RunFormat(StrEnum):
 
 
 #: Run file layouts; ``auto`` detects one of the others from the first line.
-RUN_FORMATS = tuple(RunFormat)
+RUN_FORMATS: tuple[str, ...] = tuple(f.value for f in RunFormat)
 _READERS: dict[str, Callable[[Blob], Parsed[Run]]] = {
     RunFormat.TREC: parse_run,
     RunFormat.EVALL: parse_evall_run,

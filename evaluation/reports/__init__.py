@@ -18,8 +18,8 @@ from evaluation.reports.latex import latex_escape, render_latex
 from evaluation.result_formats import REPORT_FORMATS, ResultFormat
 
 #: report formats, with their media types
-FORMATS = REPORT_FORMATS
-MEDIA_TYPES = {fmt: fmt.media_type for fmt in FORMATS}
+FORMATS: tuple[str, ...] = tuple(f.value for f in REPORT_FORMATS)
+MEDIA_TYPES = {f.value: f.media_type for f in REPORT_FORMATS}
 
 
 def render_report(doc: Mapping[str, Any], fmt: str, *, axioms: bool = True) -> str:
