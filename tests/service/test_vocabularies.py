@@ -118,3 +118,24 @@ def test_webhook_delivery_outcomes() -> None:
     from evalserve.service.webhooks.delivery import DeliveryOutcome
 
     assert [o.value for o in DeliveryOutcome] == ["delivered", "retry", "failed", "skipped"]
+
+
+def test_the_cli_offers_plain_strings() -> None:
+    """argparse names a bad choice's alternatives with repr(): a member would show as <RunFormat.AUTO: 'auto'>."""
+    import argparse
+
+    from evalserve.cli.main import build_parser
+
+    def choices(parser: argparse.ArgumentParser) -> list[object]:
+        found: list[object] = []
+        for action in parser._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                for sub in action.choices.values():
+                    found += choices(sub)
+            elif action.choices is not None:
+                found += list(action.choices)
+        return found
+
+    offered = choices(build_parser())
+    assert "pyevall-json" in offered and "trec_eval" in offered and "table" in offered
+    assert [c for c in offered if type(c) is not str] == []
