@@ -51,8 +51,8 @@ def evaluate(
     """The result document of ``evalserve evaluate --format json`` (with ``--per-topic`` when ``per_topic``).
 
     Raises ``InputError`` listing every problem of every input (``NothingScored`` when a run has no judged
-    topic), ``MeasureError`` naming bad measures and ``EvaluationError`` (its base) for an unknown ties or topics
-    policy; warnings are in ``meta.warnings``."""
+    topic), ``MeasureError`` naming bad measures and ``OptionError`` (both ``EvaluationError``) for an unknown ties
+    or topics policy; warnings are in ``meta.warnings``."""
     inputs = _inputs(qrels, runs, qrels_format, intent_weights, side)
     return run_evaluation(inputs, measures, ties=ties, topics=topics).as_json(per_topic)
 

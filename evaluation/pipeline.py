@@ -22,7 +22,7 @@ from evaluation.formats.trec_run import RunFile, parse_run_file
 from evaluation.measures.base import Measure
 from evaluation.measures.registry import default_registry
 from evaluation.model import IntentWeights, Qrels, Run
-from evaluation.problems import InputError, Parsed, Problem
+from evaluation.problems import FormatError, InputError, Parsed, Problem
 from evaluation.problems import NothingScored as NothingScored  # defined there: light for the CLI to catch
 from evaluation.report import Report
 from evaluation.side_inputs import SideInputs
@@ -75,7 +75,7 @@ def looks_like_evall(blob: Blob) -> bool:
 def parse_judgments(blob: Blob, fmt: str = "auto") -> Parsed[tuple[Qrels, IntentWeights | None]]:
     """Judgments, and the intent weights an EvALL gold standard carries (None for the other formats)."""
     if fmt not in QRELS_FORMATS:
-        raise ValueError(f"unknown judgments format {fmt!r}; choose one of {', '.join(QRELS_FORMATS)}")
+        raise FormatError(f"unknown judgments format {fmt!r}; choose one of {', '.join(QRELS_FORMATS)}")
     if fmt == "evall" or (fmt == "auto" and looks_like_evall(blob)):
         return parse_evall(blob)  # type: ignore[return-value]
     parsed = parse_qrels(blob)

@@ -25,7 +25,7 @@ from evaluation.csvcells import safe_cell
 from evaluation.evaluator import RunScores
 from evaluation.measures.names import trec_eval_label, trec_eval_rank
 from evaluation.measures.registry import default_registry
-from evaluation.problems import MeasureError, Problem
+from evaluation.problems import FormatError, MeasureError, Problem
 from evaluation.version import engine_version as engine_version
 
 #: result formats; html and latex are reports for people (``evaluation.reports``)
@@ -88,7 +88,7 @@ def render_document(doc: Mapping[str, Any], fmt: str, per_topic: bool = False) -
         from evaluation.reports import render_report  # significance and axioms: loaded when a report is asked for
 
         return render_report(doc, fmt)
-    raise ValueError(f"unknown format {fmt!r}; choose one of {', '.join(FORMATS)}")
+    raise FormatError(f"unknown format {fmt!r}; choose one of {', '.join(FORMATS)}")
 
 
 def _without_per_topic(doc: Mapping[str, Any]) -> dict[str, Any]:

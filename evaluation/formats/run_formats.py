@@ -16,7 +16,7 @@ from evaluation.formats.pyevall_run import parse_pyevall_json, parse_pyevall_tsv
 from evaluation.formats.source import GZIP_MAGIC, UTF8_BOM, Blob
 from evaluation.formats.trec_run import parse_run
 from evaluation.model import Run
-from evaluation.problems import Parsed
+from evaluation.problems import FormatError, Parsed
 
 #: Run file layouts; ``auto`` detects one of the others from the first line.
 RUN_FORMATS = ("auto", "trec", "evall", "pyevall-json", "pyevall-tsv")
@@ -34,7 +34,7 @@ _TAB_FIELDS = {2: "evall", 3: "pyevall-tsv"}
 def check_run_format(fmt: str) -> None:
     """Refuse an unknown format name (a programming or request error, not a file problem)."""
     if fmt not in RUN_FORMATS:
-        raise ValueError(f"unknown run format {fmt!r}; choose one of {', '.join(RUN_FORMATS)}")
+        raise FormatError(f"unknown run format {fmt!r}; choose one of {', '.join(RUN_FORMATS)}")
 
 
 def detect_run_format(head: bytes) -> str:

@@ -136,4 +136,5 @@ def _fixed(value: float, digits: int) -> str:
 def _json_default(value: Any) -> Any:
     if isinstance(value, (datetime, date, time)):
         return value.isoformat()
+    # internal: the json.dumps default protocol (TypeError for what it cannot encode)
     raise TypeError(f"{type(value).__name__} in a leaderboard is not JSON serialisable")

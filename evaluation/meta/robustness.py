@@ -28,6 +28,7 @@ from evaluation.meta.table import ScoreTable
 from evaluation.model import FloatArray
 from evaluation.preference.judgments import UserProfiles
 from evaluation.preference.simulate import simulate_triplets
+from evaluation.problems import RequestError
 from evaluation.side_inputs import SideInputs
 
 #: where a measure's sampled preferences come from (also the last number of the generator's seed)
@@ -45,7 +46,7 @@ class Robustness:
 
 
 def sampled_measures(labels: Sequence[str]) -> dict[str, tuple[int, Measure]]:
-    """Each measure as scored on sampled judgments, with its profile source; ValueError for a measure that does
+    """Each measure as scored on sampled judgments, with its profile source; RequestError for a measure that does
     not read preference judgments (its ranking could not change)."""
     out: dict[str, tuple[int, Measure]] = {}
     refused = []
@@ -59,8 +60,8 @@ def sampled_measures(labels: Sequence[str]) -> dict[str, tuple[int, Measure]]:
         else:
             out[label] = (USER_PROFILES, measure)
     if refused:
-        raise ValueError(f"robustness samples preference judgments: it takes the preference measures Prf and nPrf,"
-                         f" not {', '.join(refused)}")
+        raise RequestError(f"robustness samples preference judgments: it takes the preference measures Prf and nPrf,"
+                           f" not {', '.join(refused)}")
     return out
 
 

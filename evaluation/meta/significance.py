@@ -27,6 +27,7 @@ from evaluation.meta.bootstrap import (
 )
 from evaluation.meta.table import ScoreTable
 from evaluation.model import FloatArray, IntArray
+from evaluation.problems import OptionError
 
 TestName = Literal["t", "randomisation", "bootstrap", "tukey"]
 TESTS: tuple[str, ...] = get_args(TestName)
@@ -165,7 +166,7 @@ def adjust_p_values(p: FloatArray, method: str | None) -> FloatArray:
     if method is None:
         return p.copy()
     if method not in CORRECTIONS:
-        raise ValueError(f"unknown correction {method!r}; choose one of {', '.join(CORRECTIONS)}")
+        raise OptionError(f"unknown correction {method!r}; choose one of {', '.join(CORRECTIONS)}")
     out = np.full(p.shape, np.nan)
     valid = ~np.isnan(p)
     q = p[valid]
@@ -264,10 +265,11 @@ def pairwise_tests(
     Tukey HSD already controls the family-wise error, so pass ``correction=None`` with it.
     """
     if test not in TESTS:
-        raise ValueError(f"unknown test {test!r}; choose one of {', '.join(TESTS)}")
+        raise OptionError(f"unknown test {test!r}; choose one of {', '.join(TESTS)}")
     scores = np.asarray(scores, dtype=np.float64)
     names = tuple(runs) if runs is not None else tuple(str(i) for i in range(scores.shape[0]))
     if len(names) != scores.shape[0]:
+        # internal: callers pass one name per row of scores
         raise ValueError(f"{len(names)} run names for {scores.shape[0]} rows of scores")
     pairs = all_pairs(scores.shape[0])
     z = scores[pairs[:, 0]] - scores[pairs[:, 1]]

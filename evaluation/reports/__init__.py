@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from evaluation.problems import FormatError
 from evaluation.reports.content import ReportContent, build
 from evaluation.reports.html import render_html
 from evaluation.reports.latex import latex_escape, render_latex
@@ -22,10 +23,10 @@ MEDIA_TYPES = {"html": "text/html", "latex": "application/x-latex"}
 
 
 def render_report(doc: Mapping[str, Any], fmt: str, *, axioms: bool = True) -> str:
-    """The report on a result document in ``fmt`` (html or latex); ValueError for another format or a document
-    that is not a result."""
+    """The report on a result document in ``fmt`` (html or latex); FormatError for another format, RequestError
+    for a document that is not a result."""
     if fmt not in FORMATS:
-        raise ValueError(f"unknown report format {fmt!r}; choose one of {', '.join(FORMATS)}")
+        raise FormatError(f"unknown report format {fmt!r}; choose one of {', '.join(FORMATS)}")
     content = build(doc, axioms=axioms)
     return render_html(content) if fmt == "html" else render_latex(content)
 

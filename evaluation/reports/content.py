@@ -19,7 +19,7 @@ from evaluation.axioms.harness import check_all, resolve
 from evaluation.measures.registry import default_registry
 from evaluation.meta.render import Table as MetaTable
 from evaluation.meta.render import meta_view
-from evaluation.problems import InputError
+from evaluation.problems import InputError, RequestError
 
 #: the significance test of an evaluation report (spec 8.3): paired t, Holm's correction, alpha 0.05
 SIGNIFICANCE = {"test": "t", "correction": "holm", "alpha": 0.05}
@@ -97,11 +97,11 @@ def build(doc: Mapping[str, Any], *, axioms: bool = True) -> ReportContent:
     """The content of a report on an evaluation or a meta-evaluation document; ``axioms=False`` leaves the
     profiles out (each costs about a third of a second per measure)."""
     if not isinstance(doc, Mapping) or not isinstance(doc.get("meta"), Mapping):
-        raise ValueError("not a result document: it has no meta object")
+        raise RequestError("not a result document: it has no meta object")
     if "method" in doc["meta"]:
         return _meta_content(doc, axioms)
     if not isinstance(doc.get("runs"), Mapping):
-        raise ValueError("not a result document: it has no runs")
+        raise RequestError("not a result document: it has no runs")
     return _evaluation_content(doc, axioms)
 
 
