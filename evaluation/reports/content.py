@@ -19,7 +19,7 @@ from evaluation.axioms.harness import check_all, resolve
 from evaluation.measures.registry import default_registry
 from evaluation.meta.render import Table as MetaTable
 from evaluation.meta.render import meta_view
-from evaluation.problems import InputError, RequestError
+from evaluation.problems import EvaluationError, InputError, RequestError
 
 #: the significance test of an evaluation report (spec 8.3): paired t, Holm's correction, alpha 0.05
 SIGNIFICANCE = {"test": "t", "correction": "holm", "alpha": 0.05}
@@ -199,7 +199,7 @@ def _significance(doc: Mapping[str, Any], measures: Sequence[str], topics: int |
     try:
         table = ScoreTable.from_document(doc, list(measures))
         tested = run_method("significance", table, SIGNIFICANCE)
-    except (InputError, ValueError) as exc:
+    except (InputError, EvaluationError) as exc:
         return Section(title, (f"No tests: {exc}",))
     intro = (f"Paired t-test between every pair of runs over the {len(table.topics)} topics they share, p-values"
              f" adjusted with Holm's correction per measure, alpha = {SIGNIFICANCE['alpha']}; * marks a"
@@ -217,7 +217,7 @@ def _from_meta(table: MetaTable) -> Table:
 def _info(name: str, canonical: str) -> MeasureInfo:
     try:
         definition = default_registry().parse(canonical).definition
-    except ValueError:
+    except EvaluationError:
         return MeasureInfo(name, canonical, known=False)
     return MeasureInfo(name, canonical, definition.summary, definition.formula, definition.reference,
                        definition.notes, definition.default_follows)
@@ -226,7 +226,7 @@ def _info(name: str, canonical: str) -> MeasureInfo:
 def _canonical(name: str) -> str:
     try:
         return default_registry().parse(name).name
-    except ValueError:
+    except EvaluationError:
         return name
 
 
@@ -237,11 +237,11 @@ def _axioms(canonical: Mapping[str, str]) -> tuple[AxiomRow, ...]:
     for name, form in canonical.items():
         try:
             forms[name] = resolve(form)
-        except ValueError as exc:
+        except EvaluationError as exc:
             refused[name] = f"not checked: {exc}"
     try:
         outcomes = check_all(list(forms.values()))
-    except ValueError as exc:
+    except EvaluationError as exc:
         outcomes = {}
         refused |= {name: f"not checked: {exc}" for name in forms}
     rows = []
