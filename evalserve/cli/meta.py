@@ -21,7 +21,7 @@ from evaluation.meta.render import render_text
 from evaluation.meta.sources import Sources
 from evaluation.meta.table import ScoreTable
 from evaluation.pipeline import QRELS_FORMATS, RUN_FORMATS, load_inputs, run_evaluation
-from evaluation.problems import InputError
+from evaluation.problems import EvaluationError, InputError
 from evaluation.ranking import TIE_POLICIES
 from evaluation.side_registry import SIDE_KINDS
 
@@ -113,7 +113,7 @@ def run(args: argparse.Namespace) -> int:
     table, sources = score_table(args)
     try:
         doc = run_method(method.name, table, options, sources=sources)
-    except (KeyError, ValueError) as exc:
+    except EvaluationError as exc:  # the engine refusing the request; any other exception is a bug (a traceback)
         raise InputError.single("invalid-meta-request", str(exc).strip("'\"")) from None
     if getattr(args, "plot", None):
         from evaluation.meta.plots import plot_document
