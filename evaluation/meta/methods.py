@@ -22,11 +22,11 @@ from evaluation.meta.preferences import measure_labels, preference_agreement
 from evaluation.meta.robustness import robustness
 from evaluation.meta.scenarios import SCENARIOS, scenario_table
 from evaluation.meta.significance import TESTS, compare_runs
-from evaluation.meta.sources import Sources
 from evaluation.meta.table import ScoreTable
 from evaluation.meta.unanimity import metric_unanimity
 from evaluation.params import Param
 from evaluation.problems import InputError
+from evaluation.sources import Sources
 
 #: ``progress(stage, fraction)``, as in ``evaluation.pipeline``
 Progress = Callable[[str, float], None]

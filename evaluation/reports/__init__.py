@@ -30,4 +30,14 @@ def render_report(doc: Mapping[str, Any], fmt: str, *, axioms: bool = True) -> s
     return render_html(content) if fmt == "html" else render_latex(content)
 
 
-__all__ = ["FORMATS", "MEDIA_TYPES", "ReportContent", "build", "latex_escape", "render_report"]
+def render_document(doc: Mapping[str, Any], fmt: str, per_topic: bool = False) -> str:
+    """An evaluation result document in any result format: html and latex as reports, the others as
+    ``evaluation.report.render_document`` writes them (the service's one call for every format)."""
+    if fmt in FORMATS:
+        return render_report(doc, fmt)
+    from evaluation.report import render_document as render_text
+
+    return render_text(doc, fmt, per_topic)
+
+
+__all__ = ["FORMATS", "MEDIA_TYPES", "ReportContent", "build", "latex_escape", "render_document", "render_report"]

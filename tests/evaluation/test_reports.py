@@ -17,8 +17,8 @@ from evaluation.axioms import constraint_profile
 from evaluation.measures.registry import default_registry
 from evaluation.meta.methods import run_method
 from evaluation.meta.table import ScoreTable
-from evaluation.report import render_document
-from evaluation.reports import build, latex_escape, render_report
+from evaluation.report import render_document as render_text
+from evaluation.reports import build, latex_escape, render_document, render_report
 from evaluation.reports.content import SIGNIFICANCE
 from tests.browser import chromium, dump_dom, parse_html, screenshot  # noqa: F401 - chromium: fixture
 from tests.latex import compile_pdf, pdflatex  # noqa: F401 - pdflatex: fixture
@@ -154,9 +154,14 @@ def test_latex_has_no_unescaped_input(document: dict[str, Any]) -> None:
 
 
 def test_the_cli_formats_render_the_same_report(document: dict[str, Any]) -> None:
-    """``evalserve evaluate --format html`` renders the per-topic document (``Report.render``)."""
+    """``evaluation.reports.render_document`` writes every result format; ``evaluation.report``'s only the text
+    ones (it does not import the reports, which compute)."""
     assert render_document(document, "html") == render_report(document, "html")
     assert render_document(document, "latex") == render_report(document, "latex")
+    for fmt in ("json", "tsv", "csv", "trec_eval"):
+        assert render_document(document, fmt, True) == render_text(document, fmt, True)
+    with pytest.raises(ValueError, match=r"evaluation\.reports\.render_document"):
+        render_text(document, "html")
 
 
 def meta_documents(document: dict[str, Any]) -> dict[str, dict[str, Any]]:
