@@ -4,21 +4,53 @@
     from evaluation.reports import render_report
     render_report(document, "html")     # or "latex"; axioms=False leaves the profiles out
 
-Pure functions of the document: the CLI (``--format html|latex``) and the service (``?format=``) share them.
+Computing and typesetting are apart, so that a worker can build a report once and anyone can render it later::
+
+    content = build(document)                       # evaluation.reports.content: tests, axioms (numpy, scipy)
+    stored = content.to_json()                      # plain JSON (evaluation.reports.model)
+    render(ReportContent.from_json(stored), "html") # evaluation.reports.html / .latex: formatting only
+
+Nothing heavy is imported with this package: ``build`` and its dependencies load when first used.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
 
-from evaluation.reports.content import ReportContent, build
-from evaluation.reports.html import render_html
-from evaluation.reports.latex import latex_escape, render_latex
+from evaluation.reports.model import ReportContent
+
+if TYPE_CHECKING:
+    from evaluation.reports.content import build
+    from evaluation.reports.latex import latex_escape
 
 #: report formats, with their media types
 FORMATS = ("html", "latex")
 MEDIA_TYPES = {"html": "text/html", "latex": "application/x-latex"}
+
+#: names imported from their modules on first use (PEP 562): ``build`` loads numpy, scipy and the axioms
+_HOME = {"build": "evaluation.reports.content", "latex_escape": "evaluation.reports.latex"}
+
+
+def __getattr__(name: str) -> Any:
+    module = _HOME.get(name)
+    if module is None:
+        raise AttributeError(f"module 'evaluation.reports' has no attribute {name!r}")
+    return getattr(import_module(module), name)
+
+
+def render(content: ReportContent, fmt: str) -> str:
+    """Typeset built (or stored, ``ReportContent.from_json``) content in ``fmt`` (html or latex); computes nothing."""
+    if fmt == "html":
+        from evaluation.reports.html import render_html
+
+        return render_html(content)
+    if fmt == "latex":
+        from evaluation.reports.latex import render_latex
+
+        return render_latex(content)
+    raise ValueError(f"unknown report format {fmt!r}; choose one of {', '.join(FORMATS)}")
 
 
 def render_report(doc: Mapping[str, Any], fmt: str, *, axioms: bool = True) -> str:
@@ -26,8 +58,9 @@ def render_report(doc: Mapping[str, Any], fmt: str, *, axioms: bool = True) -> s
     that is not a result."""
     if fmt not in FORMATS:
         raise ValueError(f"unknown report format {fmt!r}; choose one of {', '.join(FORMATS)}")
-    content = build(doc, axioms=axioms)
-    return render_html(content) if fmt == "html" else render_latex(content)
+    from evaluation.reports.content import build
+
+    return render(build(doc, axioms=axioms), fmt)
 
 
 def render_document(doc: Mapping[str, Any], fmt: str, per_topic: bool = False) -> str:
@@ -40,4 +73,5 @@ def render_document(doc: Mapping[str, Any], fmt: str, per_topic: bool = False) -
     return render_text(doc, fmt, per_topic)
 
 
-__all__ = ["FORMATS", "MEDIA_TYPES", "ReportContent", "build", "latex_escape", "render_document", "render_report"]
+__all__ = ["FORMATS", "MEDIA_TYPES", "ReportContent", "build", "latex_escape", "render", "render_document",
+           "render_report"]

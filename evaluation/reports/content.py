@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
 from evaluation.axioms.constraints import CONSTRAINTS, NAMES
@@ -20,73 +19,10 @@ from evaluation.measures.registry import default_registry
 from evaluation.meta.render import Table as MetaTable
 from evaluation.meta.render import meta_view
 from evaluation.problems import InputError
+from evaluation.reports.model import AxiomRow, MeasureInfo, ReportContent, Section, Table
 
 #: the significance test of an evaluation report (spec 8.3): paired t, Holm's correction, alpha 0.05
 SIGNIFICANCE = {"test": "t", "correction": "holm", "alpha": 0.05}
-
-
-@dataclass(frozen=True)
-class Table:
-    """A table of strings; ``marked`` cells (row, column) are highlighted (the best score, a significant test)."""
-
-    caption: str | None
-    header: tuple[str, ...]
-    rows: tuple[tuple[str, ...], ...]
-    marked: frozenset[tuple[int, int]] = frozenset()
-
-    def numeric(self, column: int) -> bool:
-        """Whether every cell of ``column`` is a number (or '-'): typeset right-aligned."""
-        cells = [row[column] for row in self.rows]
-        return bool(cells) and all(_is_number(c) for c in cells)
-
-
-@dataclass(frozen=True)
-class MeasureInfo:
-    """One measure as the registry describes it; ``known`` is False for a name this server does not register."""
-
-    name: str  # as requested (the result's key)
-    canonical: str
-    summary: str = ""
-    formula: str = ""
-    reference: str = ""
-    notes: str = ""
-    follows: str = ""
-    known: bool = True
-
-
-@dataclass(frozen=True)
-class AxiomRow:
-    """The axiomatic profile of one measure as used: constraint -> status (satisfied, violated, not_applicable,
-    not_evaluable), or empty with a note saying why none was computed."""
-
-    name: str
-    form: str
-    statuses: Mapping[str, str] = field(default_factory=dict)
-    note: str = ""
-
-
-@dataclass(frozen=True)
-class Section:
-    """A titled part of the report: paragraphs then tables."""
-
-    title: str
-    paragraphs: tuple[str, ...] = ()
-    tables: tuple[Table, ...] = ()
-
-
-@dataclass(frozen=True)
-class ReportContent:
-    """Everything a report shows, as plain strings (renderers escape them)."""
-
-    title: str
-    settings: tuple[tuple[str, str], ...]
-    warnings: tuple[str, ...]
-    scores: Section | None
-    results: Section | None  # a meta-evaluation's own tables
-    significance: Section | None
-    measures: tuple[MeasureInfo, ...]
-    axioms: tuple[AxiomRow, ...]
-    axioms_note: str
 
 
 #: constraint name -> its one-line summary, in the order of the profile table
@@ -128,6 +64,7 @@ def _evaluation_content(doc: Mapping[str, Any], axioms: bool) -> ReportContent:
         measures=tuple(_info(m, canonical[m]) for m in measures),
         axioms=_axioms(canonical) if axioms else (),
         axioms_note=_AXIOMS_NOTE if axioms else "Axiomatic profiles were not computed for this report.",
+        constraints=tuple(CONSTRAINT_SUMMARIES.items()),
     )
 
 
@@ -165,6 +102,7 @@ def _meta_content(doc: Mapping[str, Any], axioms: bool) -> ReportContent:
         measures=tuple(_info(m, canonical[m]) for m in measures),
         axioms=_axioms(canonical) if axioms else (),
         axioms_note=_AXIOMS_NOTE if axioms else "Axiomatic profiles were not computed for this report.",
+        constraints=tuple(CONSTRAINT_SUMMARIES.items()),
     )
 
 
@@ -277,11 +215,6 @@ def _fmt(value: Any) -> str:
     return f"{value:.4f}" if _finite(value) else "-"
 
 
-def _is_number(text: str) -> bool:
-    if text == "-":
-        return True
-    try:
-        float(text)
-    except ValueError:
-        return False
-    return True
+
+__all__ = ["CONSTRAINT_SUMMARIES", "SIGNIFICANCE", "AxiomRow", "MeasureInfo", "ReportContent", "Section", "Table",
+           "build"]

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import unicodedata
 
-from evaluation.reports.content import CONSTRAINT_SUMMARIES, AxiomRow, MeasureInfo, ReportContent, Section, Table
+from evaluation.reports.model import AxiomRow, MeasureInfo, ReportContent, Section, Table
 
 #: measures per score table: wider tables are split so that each fits the page
 COLUMNS_PER_TABLE = 6
@@ -60,7 +60,7 @@ def render_latex(content: ReportContent) -> str:
         if section is not None:
             parts.append(_section(section))
     parts.append(_measures(content.measures))
-    parts.append(_axioms(content.axioms, content.axioms_note))
+    parts.append(_axioms(content.axioms, content.axioms_note, dict(content.constraints)))
     parts.append("\\end{document}\n")
     return "".join(parts)
 
@@ -122,11 +122,11 @@ def _measures(measures: tuple[MeasureInfo, ...]) -> str:
     return "".join(out)
 
 
-def _axioms(rows: tuple[AxiomRow, ...], note: str) -> str:
+def _axioms(rows: tuple[AxiomRow, ...], note: str, summaries: dict[str, str]) -> str:
     out = [f"\\section*{{Axiomatic profiles}}\n{latex_escape(note)}\n\n"]
     if not rows:
         return "".join(out)
-    names = list(CONSTRAINT_SUMMARIES)
+    names = list(summaries)
     head = " & ".join(["\\textbf{measure}", *(f"\\textbf{{{latex_escape(n)}}}" for n in names)]) + " \\\\\n\\hline\n"
     body = []
     for row in rows:
@@ -142,6 +142,6 @@ def _axioms(rows: tuple[AxiomRow, ...], note: str) -> str:
     words = {"satisfied": "satisfied", "violated": "violated", "not_applicable": "not applicable",
              "not_evaluable": "not evaluable"}
     legend = ", ".join(f"{latex_escape(STATUS_MARKS[s])} {w}" for s, w in words.items())
-    items = "".join(f"  \\item[{{{latex_escape(n)}}}] {latex_escape(s)}\n" for n, s in CONSTRAINT_SUMMARIES.items())
+    items = "".join(f"  \\item[{{{latex_escape(n)}}}] {latex_escape(s)}\n" for n, s in summaries.items())
     out.append(f"{legend}.\n\\begin{{description}}\n{items}\\end{{description}}\n")
     return "".join(out)

@@ -7,6 +7,8 @@ from __future__ import annotations
 import json
 import random
 import re
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -18,8 +20,10 @@ from evaluation.measures.registry import default_registry
 from evaluation.meta.methods import run_method
 from evaluation.meta.table import ScoreTable
 from evaluation.report import render_document as render_text
-from evaluation.reports import build, latex_escape, render_document, render_report
+from evaluation.reports import ReportContent, build, latex_escape, render, render_document, render_report
 from evaluation.reports.content import SIGNIFICANCE
+from evaluation.reports.html import render_html
+from evaluation.reports.latex import render_latex
 from tests.browser import chromium, dump_dom, parse_html, screenshot  # noqa: F401 - chromium: fixture
 from tests.latex import compile_pdf, pdflatex  # noqa: F401 - pdflatex: fixture
 
@@ -229,3 +233,34 @@ def test_the_html_report_in_chromium(chromium: str, document: dict[str, Any], tm
     png = tmp_path / "report.png"
     screenshot(chromium, page.as_uri(), png, width=1200, height=2000)
     assert png.read_bytes().startswith(b"\x89PNG\r\n\x1a\n")
+
+
+def stored(content: ReportContent) -> ReportContent:
+    """Content as a worker stores it and a reader gets it back: through JSON text."""
+    return ReportContent.from_json(json.loads(json.dumps(content.to_json())))
+
+
+def test_content_renders_the_same_after_a_json_round_trip(document: dict[str, Any]) -> None:
+    one_run = evaluate(qrels(), {"only": run(1)}, ["AP", "P@5"], per_topic=True)
+    docs = {"evaluation": document, "one run": one_run, **meta_documents(document)}
+    for name, doc in docs.items():
+        for axioms in (True, False) if name == "evaluation" else (False,):
+            content = build(doc, axioms=axioms)
+            again = stored(content)
+            assert again == content, name
+            assert render_html(again) == render_html(content), name
+            assert render_latex(again) == render_latex(content), name
+            assert render(again, "html") == render_report(doc, "html", axioms=axioms), name
+    with pytest.raises(ValueError, match="report content"):
+        ReportContent.from_json({"version": 0})
+
+
+def test_the_renderers_load_no_statistics_and_no_axioms() -> None:
+    """Rendering stored content computes nothing: no meta-evaluation methods, no scipy, no axioms, no numpy."""
+    probe = ("import sys, evaluation.reports.html, evaluation.reports.latex, evaluation.reports\n"
+             "print(sorted(m for m in sys.modules if m.startswith(('evaluation.meta', 'evaluation.axioms', 'scipy',"
+             " 'numpy', 'evaluation.measures'))))\n")
+    root = Path(__file__).resolve().parents[2]
+    out = subprocess.run([sys.executable, "-c", probe], cwd=root, capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
+
