@@ -30,7 +30,7 @@ FORMATS = ("html", "latex")
 MEDIA_TYPES = {"html": "text/html", "latex": "application/x-latex"}
 
 #: names imported from their modules on first use (PEP 562): ``build`` loads numpy, scipy and the axioms
-_HOME = {"build": "evaluation.reports.content", "latex_escape": "evaluation.reports.latex"}
+_HOME = {"build": "evaluation.reports.content", "latex_escape": "evaluation.latex"}
 
 
 def __getattr__(name: str) -> Any:

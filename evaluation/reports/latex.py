@@ -3,20 +3,13 @@ geometry, longtable, array): every string escaped, wide score tables split into 
 
 from __future__ import annotations
 
-import unicodedata
-
+from evaluation.latex import latex_escape as latex_escape  # one set of rules, shared with the leaderboard
 from evaluation.reports.model import AxiomRow, MeasureInfo, ReportContent, Section, Table
 
 #: measures per score table: wider tables are split so that each fits the page
 COLUMNS_PER_TABLE = 6
 #: how a constraint's status is typeset (symbols of the default fonts only)
 STATUS_MARKS = {"satisfied": "Y", "violated": "x", "not_applicable": "-", "not_evaluable": "?"}
-
-_SPECIAL = {
-    "\\": r"\textbackslash{}", "{": r"\{", "}": r"\}", "$": r"\$", "&": r"\&", "#": r"\#", "%": r"\%", "_": r"\_",
-    "~": r"\textasciitilde{}", "^": r"\textasciicircum{}", "<": r"\textless{}", ">": r"\textgreater{}",
-    "|": r"\textbar{}", "-": "-{}", "\"": "''", "\n": " ", "\r": " ", "\t": " ",
-}
 
 PREAMBLE = r"""\documentclass[10pt,a4paper]{article}
 \usepackage[margin=2cm]{geometry}
@@ -29,22 +22,6 @@ PREAMBLE = r"""\documentclass[10pt,a4paper]{article}
 \renewcommand{\arraystretch}{1.15}
 \sloppy
 """
-
-
-def latex_escape(text: str) -> str:
-    """``text`` as literal LaTeX text: the special characters as commands, ``--`` kept as two hyphens, letters
-    outside ASCII reduced to their base letter (``e`` for ``e`` with an accent) or written as ``[U+XXXX]``, so
-    no input can inject commands or stop the compile."""
-    out = []
-    for ch in text:
-        if ch in _SPECIAL:
-            out.append(_SPECIAL[ch])
-        elif " " <= ch <= "~":
-            out.append(ch)
-        else:
-            base = unicodedata.normalize("NFKD", ch).encode("ascii", "ignore").decode("ascii")
-            out.append(latex_escape(base) if base else f"[U+{ord(ch):04X}]")
-    return "".join(out)
 
 
 def render_latex(content: ReportContent) -> str:

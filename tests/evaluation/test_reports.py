@@ -144,6 +144,7 @@ def test_html_escapes_every_string(document: dict[str, Any]) -> None:
     ("\\input{x}", r"\textbackslash{}input\{x\}"), ("a--b", "a-{}-{}b"),
     ("<>|", r"\textless{}\textgreater{}\textbar{}"),
     ("caf\u00e9", "cafe"), ("\u2264", "[U+2264]"), ("line\nbreak", "line break"),
+    ("a\x01b\x7fc", "abc"), ("tab\tand\x0bform", "tab and form"),  # control characters: no RecursionError
 ])
 def test_latex_escape(text: str, expected: str) -> None:
     assert latex_escape(text) == expected
