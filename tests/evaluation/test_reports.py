@@ -21,7 +21,7 @@ from evaluation.meta.methods import run_method
 from evaluation.meta.table import ScoreTable
 from evaluation.report import render_document as render_text
 from evaluation.reports import ReportContent, build, latex_escape, render, render_document, render_report
-from evaluation.reports.content import SIGNIFICANCE
+from evaluation.reports.content import MAX_TEST_ROWS, SIGNIFICANCE
 from evaluation.reports.html import render_html
 from evaluation.reports.latex import render_latex
 from tests.browser import chromium, dump_dom, parse_html, screenshot  # noqa: F401 - chromium: fixture
@@ -265,3 +265,37 @@ def test_the_renderers_load_no_statistics_and_no_axioms() -> None:
     out = subprocess.run([sys.executable, "-c", probe], cwd=root, capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
 
+
+def wide_document(runs: int, measures: int, topics: int = 6) -> dict[str, Any]:
+    rng = random.Random(runs * 1000 + measures)
+    names = [f"P@{k + 1}" for k in range(measures)]
+    by_run = {f"r{i:02d}": {m: {"per_topic": {f"t{t}": rng.random() * (1 + i) / (1 + runs) for t in range(topics)}}
+                            for m in names} for i in range(runs)}
+    for by_measure in by_run.values():
+        for item in by_measure.values():
+            item["mean"] = sum(item["per_topic"].values()) / topics
+    return {"meta": {"measures": {m: m for m in names}}, "runs": by_run}
+
+
+def test_a_report_with_too_many_tests_to_list_summarises_them() -> None:
+    listed = wide_document(21, MAX_TEST_ROWS // 210)  # 210 pairs per measure: exactly the most listed
+    content = build(listed, axioms=False)
+    assert content.significance is not None and len(content.significance.tables) == MAX_TEST_ROWS // 210
+    doc = wide_document(21, MAX_TEST_ROWS // 210 + 1)
+    content = build(doc, axioms=False)
+    assert content.significance is not None and len(content.significance.paragraphs) == 2
+    assert f"more than a report lists ({MAX_TEST_ROWS})" in content.significance.paragraphs[1]
+    assert "?format=csv&per_topic=true" in content.significance.paragraphs[1]
+    (summary,) = content.significance.tables
+    tested = run_method("significance", ScoreTable.from_document(doc), SIGNIFICANCE)
+    assert len(summary.rows) == len(tested["significance"])
+    for row, (m, found) in zip(summary.rows, tested["significance"].items()):
+        best = max(found["means"], key=lambda r: found["means"][r])
+        wins = sum(1 for p in found["pairs"] if p["significant"] and (
+            (p["a"] == best and p["mean_difference"] > 0) or (p["b"] == best and p["mean_difference"] < 0)))
+        assert row == (m, "210", str(sum(p["significant"] for p in found["pairs"])), best, str(wins))
+    assert any(int(row[2]) for row in summary.rows)
+    # a significance meta-evaluation document of the same table: the same summary, computed from its records
+    meta = build(json.loads(json.dumps(tested)), axioms=False)
+    assert meta.significance is not None and meta.significance.tables == (summary,)
+    assert len(render_html(content)) < 60_000
