@@ -98,10 +98,11 @@ def _meta_content(doc: Mapping[str, Any], axioms: bool) -> ReportContent:
         scores = Section("Scores", ("Mean over topics; the best run per measure is highlighted.",),
                          (_score_table(means, list(by_measure)),))
         intro = (f"{doc['test']} test between every pair of runs, {doc['correction']} correction,"
-                 f" alpha = {doc['alpha']}; * marks a significant difference.")
-        significance = (Section("Significance tests", (intro,), tables) if not summarised else Section(
-            "Significance tests", (intro, _summary_note(_test_rows(by_measure), _META_FULL)),
-            (_summary_table(by_measure),)))
+                 f" alpha = {doc['alpha']}")
+        significance = (Section("Significance tests", (intro + "; * marks a significant difference.",), tables)
+                        if not summarised else Section(
+                            "Significance tests", (intro + ".", _summary_note(_test_rows(by_measure), _META_FULL)),
+                            (_summary_table(by_measure),)))
         tables = ()
     results = Section(f"Meta-evaluation: {meta['method']}", (view.heading,), tables) if tables else None
     return ReportContent(
@@ -153,11 +154,11 @@ def _significance(doc: Mapping[str, Any], measures: Sequence[str], topics: int |
     except (InputError, ValueError) as exc:
         return Section(title, (f"No tests: {exc}",))
     intro = (f"Paired t-test between every pair of runs over the {len(table.topics)} topics they share, p-values"
-             f" adjusted with Holm's correction per measure, alpha = {SIGNIFICANCE['alpha']}; * marks a"
-             " significant difference, g is Hedges' effect size.")
+             f" adjusted with Holm's correction per measure, alpha = {SIGNIFICANCE['alpha']}")
     if tested is None:  # the same tests, counted from their arrays rather than listed one record per pair
-        return Section(title, (intro, _summary_note(tests, _EVALUATION_FULL)), (_tested_summary(table),))
-    return Section(title, (intro,), tuple(_from_meta(t) for t in meta_view(tested).tables))
+        return Section(title, (intro + ".", _summary_note(tests, _EVALUATION_FULL)), (_tested_summary(table),))
+    return Section(title, (intro + "; * marks a significant difference, g is Hedges' effect size.",),
+                   tuple(_from_meta(t) for t in meta_view(tested).tables))
 
 
 def _tested_summary(table: ScoreTable) -> Table:
