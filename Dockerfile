@@ -49,4 +49,4 @@ HEALTHCHECK --interval=30s --timeout=5s --start-period=30s --retries=3 \
 # so that long-polls (GET /v1/jobs/{id}?wait=) hold a thread, not a process; a short graceful timeout so that
 # `docker stop` (SIGTERM, SIGKILL 10 s later) ends it cleanly even while clients long-poll (a cut-off long-poll
 # is retried by the Python client)
-CMD ["gunicorn", "--bind", "0.0.0.0:8000", "--worker-class", "gthread", "--threads", "8", "--timeout", "300", "--graceful-timeout", "5", "--access-logfile", "-", "service.wsgi:app"]
+CMD ["gunicorn", "--bind", "0.0.0.0:8000", "--worker-class", "gthread", "--threads", "8", "--timeout", "300", "--graceful-timeout", "5", "--access-logfile", "-", "evalserve.service.web.wsgi:app"]

@@ -1,5 +1,5 @@
-"""Celery tasks: thin wrappers that hand a job id to ``service.jobrun.runner`` or a webhook delivery id to
-``service.webhooks.deliver``. Idempotent (a job or delivery attempt already finished or held by another worker is
+"""Celery tasks: thin wrappers that hand a job id to ``jobrun.runner`` or a webhook delivery id to
+``webhooks.delivery.deliver``. Idempotent (a job or delivery attempt already finished or held by another worker is
 skipped), acknowledged late, retried with backoff when the database is unavailable."""
 
 from __future__ import annotations
@@ -9,22 +9,22 @@ from typing import Any
 from celery.exceptions import SoftTimeLimitExceeded
 from sqlalchemy.exc import OperationalError
 
-from service import webhooks
-from service.broker.messages import DELIVER_WEBHOOK_TASK, EVALUATE_PART_TASK, EVALUATE_TASK
-from service.jobrun.context import context_for
-from service.jobrun.heartbeat import install as install_heartbeat
-from service.jobrun.recovery import install as install_sweeper
-from service.jobrun.runner import run_job
-from service.jobrun.split import run_part
-from service.jobrun.time_limit import time_limit
-from workers.celery_app import app
+from evalserve.service.broker.messages import DELIVER_WEBHOOK_TASK, EVALUATE_PART_TASK, EVALUATE_TASK
+from evalserve.service.jobrun.context import context_for
+from evalserve.service.jobrun.heartbeat import install as install_heartbeat
+from evalserve.service.jobrun.recovery import install as install_sweeper
+from evalserve.service.jobrun.runner import run_job
+from evalserve.service.jobrun.split import run_part
+from evalserve.service.jobrun.time_limit import time_limit
+from evalserve.service.webhooks import delivery as webhooks
+from evalserve.workers.celery_app import app
 
 
 @app.task(name=EVALUATE_TASK, bind=True, acks_late=True, reject_on_worker_lost=True,
           autoretry_for=(OperationalError,), retry_backoff=True, retry_backoff_max=60, max_retries=10)
 def evaluate(self: Any, job_id: str) -> str:
     """Run evaluation job ``job_id`` (the job's row holds everything else), under the job time limits (the
-    single-process workers enforce them themselves: ``service.jobrun.time_limit``)."""
+    single-process workers enforce them themselves: ``jobrun.time_limit``)."""
     ctx = context_for(self.app)
     soft = ctx.settings.job_time_limit_seconds
     with time_limit(soft, soft + 60):
@@ -34,7 +34,7 @@ def evaluate(self: Any, job_id: str) -> str:
 @app.task(name=EVALUATE_PART_TASK, bind=True, acks_late=True, reject_on_worker_lost=True,
           autoretry_for=(OperationalError,), retry_backoff=True, retry_backoff_max=60, max_retries=10)
 def evaluate_part(self: Any, job_id: str, index: int) -> str:
-    """Run part ``index`` of split job ``job_id`` (``service.jobrun.split``) under what is left of the job's time
+    """Run part ``index`` of split job ``job_id`` (``jobrun.split``) under what is left of the job's time
     limits; the part that finishes last merges the job."""
     ctx = context_for(self.app)
     return run_part(ctx, job_id, index, (SoftTimeLimitExceeded,), lambda soft: time_limit(soft, soft + 60))

@@ -1,6 +1,6 @@
-"""``evalserve collections list|import``: the benchmark catalogue (``service.catalogue``) -- which published judgment
-sets there are, and loading them from the operator's data directory as public collections of the configured
-database. stdout carries one line per set; notices and errors go to stderr."""
+"""``evalserve collections list|import``: the benchmark catalogue (``service.inputs.catalogue``) -- which
+published judgment sets there are, and loading them from the operator's data directory as public collections of the
+configured database. stdout carries one line per set; notices and errors go to stderr."""
 
 from __future__ import annotations
 
@@ -30,7 +30,7 @@ def register(sub: Any) -> None:
 
 
 def _list(args: argparse.Namespace) -> int:
-    from service.catalogue.published import PUBLISHED
+    from evalserve.service.inputs.catalogue.published import PUBLISHED
 
     for published in PUBLISHED.values():
         print(f"{published.key}\t{published.name}\t{published.qrels}")
@@ -39,11 +39,11 @@ def _list(args: argparse.Namespace) -> int:
 
 def _import(args: argparse.Namespace) -> int:
     from evalserve.cli.tokens import _open
-    from service.blobs import BlobStore
-    from service.catalogue.loader import load_published
-    from service.config import Settings
-    from service.errors import ServiceError
-    from service.stores import Stores
+    from evalserve.service.core.config import Settings
+    from evalserve.service.core.errors import ServiceError
+    from evalserve.service.inputs.catalogue.loader import load_published
+    from evalserve.service.store.blobs import BlobStore
+    from evalserve.service.store.storage import Stores
 
     if not args.root:
         print("evalserve: give --from DIR (or set EVALSERVE_CATALOGUE_DIR): where the published files are",
@@ -74,8 +74,8 @@ def _owner(db: Any) -> str:
     """The catalogue's own token id (created once, its secret never kept)."""
     from sqlalchemy import select
 
-    from service.auth import create_token
-    from service.models import Token
+    from evalserve.service.access.tokens import create_token
+    from evalserve.service.store.models import Token
 
     with db.session() as s:
         found = s.scalars(select(Token.id).where(Token.name == OWNER_NAME, Token.revoked_at.is_(None))).first()

@@ -8,7 +8,7 @@ import argparse
 from typing import Any
 
 from evalserve.cli.commands import help_of
-from service.config import Settings
+from evalserve.service.core.config import Settings
 
 
 def register(sub: Any) -> None:
@@ -22,8 +22,8 @@ def run(args: argparse.Namespace) -> int:
     from sqlalchemy import create_engine
     from sqlalchemy.engine import make_url
 
-    from service.datadir import secure_data_dir
-    from service.migrate import upgrade
+    from evalserve.service.store.datadir import secure_data_dir
+    from evalserve.service.store.migrate import upgrade
 
     settings = Settings.from_env()
     secure_data_dir(settings)

@@ -22,8 +22,8 @@ def register(sub: Any) -> None:
 
 def document() -> dict[str, Any]:
     """The served document, built without touching any configured database or broker."""
-    from service.app import create_app
-    from service.config import Settings
+    from evalserve.service.core.config import Settings
+    from evalserve.service.web.app import create_app
 
     with tempfile.TemporaryDirectory() as tmp:
         settings = Settings.from_env({"EVALSERVE_DATA_DIR": tmp})

@@ -13,8 +13,8 @@ from pathlib import Path
 from typing import Any
 
 from evalserve.cli.commands import help_of
+from evalserve.service.core.config import Settings
 from evalserve.supervisor import Child, Supervisor
-from service.config import Settings
 
 LOG_LEVELS = ("debug", "info", "warning", "error", "critical")
 
@@ -62,7 +62,7 @@ def evaluation_worker_command(name: str, loglevel: str = "info", queue: str | No
     of several processes does not survive a killed process on the embedded broker (the replacement blocks on
     the pool's queue lock); a killed solo worker loses only its current job, which its lease brings back."""
     queue = queue or Settings.from_env().queue
-    return [sys.executable, "-m", "celery", "-A", "workers.tasks", "worker", "-Q", queue, "--pool", "solo",
+    return [sys.executable, "-m", "celery", "-A", "evalserve.workers.tasks", "worker", "-Q", queue, "--pool", "solo",
             "-n", f"{name}@%h", "--loglevel", loglevel, "--without-gossip", "--without-mingle"]
 
 
@@ -70,7 +70,7 @@ def webhook_worker_command(concurrency: int = 4, loglevel: str = "info", queue: 
     """The Celery worker of webhook deliveries: threads (deliveries wait on the network, not the CPU), on the
     webhook queue only, so a slow receiver never holds an evaluation process."""
     queue = queue or Settings.from_env().queue
-    return [sys.executable, "-m", "celery", "-A", "workers.tasks", "worker", "-Q", f"{queue}.webhooks",
+    return [sys.executable, "-m", "celery", "-A", "evalserve.workers.tasks", "worker", "-Q", f"{queue}.webhooks",
             "--pool", "threads", "--concurrency", str(concurrency), "--loglevel", loglevel,
             "-n", f"webhooks-{os.getpid()}@%h", "--without-gossip", "--without-mingle"]
 
@@ -97,7 +97,7 @@ def api_command(host: str, port: int, workers: int, loglevel: str = "info") -> l
     return [sys.executable, "-m", "gunicorn", "--bind", f"{host}:{port}", "--workers", str(workers),
             "--worker-class", "gthread", "--threads", str(API_THREADS),
             "--timeout", "300", "--graceful-timeout", "5", "--access-logfile", "-", "--log-level", loglevel,
-            "service.wsgi:app"]
+            "evalserve.service.web.wsgi:app"]
 
 
 def log_files(settings: Settings, args: argparse.Namespace) -> tuple[Path, Path] | None:
@@ -124,8 +124,8 @@ def worker(args: argparse.Namespace) -> int:
 
 def admin_token(settings: Settings) -> str:
     """The admin token kept in the data directory (created on first start; only its hash is in the database)."""
-    from service.auth import create_token, verify
-    from service.db import Database
+    from evalserve.service.access.tokens import create_token, verify
+    from evalserve.service.store.db import Database
 
     path = settings.data_dir / "admin-token"
     db = Database(settings.database_url)
@@ -145,8 +145,8 @@ def admin_token(settings: Settings) -> str:
 
 
 def serve(args: argparse.Namespace) -> int:
-    from service.datadir import secure_data_dir
-    from service.migrate import upgrade
+    from evalserve.service.store.datadir import secure_data_dir
+    from evalserve.service.store.migrate import upgrade
 
     settings = Settings.from_env()
     secure_data_dir(settings)

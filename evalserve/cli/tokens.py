@@ -9,7 +9,7 @@ import sys
 from typing import Any
 
 from evalserve.cli.commands import help_of
-from service.config import Settings
+from evalserve.service.core.config import Settings
 
 
 def register(sub: Any) -> None:
@@ -33,9 +33,9 @@ def _open() -> tuple[Any, str, bool]:
     from sqlalchemy import inspect
     from sqlalchemy.engine import make_url
 
-    from service.datadir import secure_data_dir
-    from service.db import Database
-    from service.migrate import upgrade
+    from evalserve.service.store.datadir import secure_data_dir
+    from evalserve.service.store.db import Database
+    from evalserve.service.store.migrate import upgrade
 
     settings = Settings.from_env()
     secure_data_dir(settings)
@@ -52,7 +52,7 @@ def _db() -> Any:
 
 
 def _create(args: argparse.Namespace) -> int:
-    from service.auth import create_token
+    from evalserve.service.access.tokens import create_token
 
     scopes = tuple(s.strip() for s in args.scopes.split(",") if s.strip())
     db, where, new = _open()
@@ -74,7 +74,7 @@ def _create(args: argparse.Namespace) -> int:
 def _list(args: argparse.Namespace) -> int:
     from sqlalchemy import select
 
-    from service.models import Token
+    from evalserve.service.store.models import Token
 
     with _db().session() as s:
         for t in s.execute(select(Token).order_by(Token.created_at)).scalars():
@@ -83,7 +83,7 @@ def _list(args: argparse.Namespace) -> int:
 
 
 def _revoke(args: argparse.Namespace) -> int:
-    from service.auth import revoke
+    from evalserve.service.access.tokens import revoke
 
     if not revoke(_db(), args.id):
         print(f"evalserve: no token {args.id}", file=sys.stderr)

@@ -1,3 +1,3 @@
 """The message broker as the service sees it: the Celery app factory, the task names, one ``publish`` with its
 retry policy, and the embedded SQLite transport with its wake-up pipes. Importing this package builds no Celery
-app; ``workers.celery_app`` builds the one worker processes run."""
+app; ``evalserve.workers.celery_app`` builds the one worker processes run."""

@@ -1,28 +1,28 @@
 """The Celery app factory: Redis when ``REDIS_URL`` is set, else an embedded SQLite broker (kombu's SQLAlchemy
-transport, ``service.broker.embedded``) that needs no server. Results never go through Celery: workers write
-them to the database. The service builds its publishing app here; ``workers.celery_app`` builds the workers'.
+transport, ``broker.embedded``) that needs no server. Results never go through Celery: workers write
+them to the database. The service builds its publishing app here; ``evalserve.workers.celery_app`` builds the workers'.
 """
 
 from __future__ import annotations
 
 from celery import Celery
 
-from service.config import Settings
+from evalserve.service.core.config import Settings
 
 
 def make_celery(settings: Settings) -> Celery:
     """A Celery app for these settings: late acks (a message is acknowledged after the job is stored), one
     message prefetched per process, redelivery when a worker process dies."""
-    app = Celery("evalserve", broker=settings.broker_url, include=["workers.tasks"])
+    app = Celery("evalserve", broker=settings.broker_url, include=["evalserve.workers.tasks"])
     transport_options: dict[str, object] = {}
     if settings.embedded_broker:
-        settings.data_dir.mkdir(parents=True, mode=0o700, exist_ok=True)  # service.datadir tightens files
-        app.conf.broker_transport = "service.broker.embedded:Transport"
-        # a fallback: publishers wake idle consumers at once through service.broker.wakeup
+        settings.data_dir.mkdir(parents=True, mode=0o700, exist_ok=True)  # store.datadir tightens files
+        app.conf.broker_transport = "evalserve.service.broker.embedded:Transport"
+        # a fallback: publishers wake idle consumers at once through broker.wakeup
         transport_options = {"polling_interval": 1.0}
     else:
         # a message unacknowledged this long is redelivered; the database lease repairs faster
-        # (service.jobrun.recovery)
+        # (jobrun.recovery)
         transport_options = {"visibility_timeout": max(3600, int(settings.job_time_limit_seconds) + 600)}
     app.conf.update(
         task_default_queue=settings.queue,

@@ -1,6 +1,6 @@
 """The embedded broker: kombu's SQLAlchemy transport on a SQLite file, with the settings a shared SQLite file
 needs (WAL, waiting for locks), and wake-up calls instead of a polling interval on the path of a job: a publisher
-pokes the queue's pipe after its commit (``service.broker.wakeup``), an idle consumer blocks on the pipes of its queues
+pokes the queue's pipe after its commit (``broker.wakeup``), an idle consumer blocks on the pipes of its queues
 and queries the broker as soon as one is poked, or when the polling interval (now only a fallback) passes.
 kombu hands every transport option to ``create_engine``; this transport keeps the options meant for kombu itself
 away from it."""
@@ -14,8 +14,8 @@ from typing import Any
 from kombu.transport import sqlalchemy as sqla
 from sqlalchemy import create_engine, event
 
-from service.broker import wakeup
-from service.db import sqlite_pragmas
+from evalserve.service.broker import wakeup
+from evalserve.service.store.db import sqlite_pragmas
 
 KOMBU_OPTIONS = ("queue_tablename", "message_tablename", "callback", "errback", "max_retries", "interval_start",
                  "interval_step", "interval_max", "retry_errors", "polling_interval")

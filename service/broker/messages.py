@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from celery import Celery
 
 EVALUATE_TASK = "evalserve.evaluate"
-EVALUATE_PART_TASK = "evalserve.evaluate_part"  # one part of a split job (service.jobrun.split)
+EVALUATE_PART_TASK = "evalserve.evaluate_part"  # one part of a split job (jobrun.split)
 DELIVER_WEBHOOK_TASK = "evalserve.deliver_webhook"
 
 #: a publish the broker refuses is tried twice more, quickly; after that the caller falls back to the sweeper

@@ -4,13 +4,15 @@ prefork child must not reuse connections opened by its parent before the fork)."
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from celery import Celery
 
-from service.blobs import BlobStore
-from service.config import Settings
-from service.db import Database
+from evalserve.service.core.config import Settings
+from evalserve.service.jobs.events import JobListener
+from evalserve.service.store.blobs import BlobStore
+from evalserve.service.store.db import Database
 
 
 @dataclass
@@ -19,6 +21,7 @@ class WorkerContext:
     db: Database
     blobs: BlobStore
     celery: Celery | None = None  # publishes follow-up messages (webhook deliveries); None in plain tests
+    listeners: Sequence[JobListener] = ()  # told when a job ends (``jobs.events``)
     pid: int = field(default_factory=os.getpid)
 
 
@@ -27,6 +30,8 @@ def context_for(app: Celery) -> WorkerContext:
     ctx: WorkerContext | None = getattr(app, "_evalserve_context", None)
     if ctx is None or ctx.pid != os.getpid():
         settings: Settings = app.conf.evalserve_settings
-        ctx = WorkerContext(settings, Database(settings.database_url), BlobStore(settings.blob_dir), app)
+        listeners: Sequence[JobListener] = app.conf.get("evalserve_job_listeners") or ()
+        ctx = WorkerContext(settings, Database(settings.database_url), BlobStore(settings.blob_dir), app,
+                            tuple(listeners))
         app._evalserve_context = ctx
     return ctx

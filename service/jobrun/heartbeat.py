@@ -12,8 +12,8 @@ from typing import Any
 from celery import Celery
 from celery.signals import worker_ready, worker_shutdown
 
-from service import worker_status
-from service.db import Database
+from evalserve.service.jobs import worker_status
+from evalserve.service.store.db import Database
 
 log = logging.getLogger(__name__)
 

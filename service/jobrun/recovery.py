@@ -12,10 +12,12 @@ from typing import Any
 from celery import Celery
 from celery.signals import worker_ready, worker_shutdown
 
-from service import job_parts, jobs, webhooks
-from service.broker.messages import EVALUATE_PART_TASK, publish
-from service.db import Database
-from service.queue import JobQueue
+from evalserve.service.broker.messages import EVALUATE_PART_TASK, publish
+from evalserve.service.jobs import lifecycle as jobs
+from evalserve.service.jobs import parts as job_parts
+from evalserve.service.jobs.queue import JobQueue
+from evalserve.service.store.db import Database
+from evalserve.service.webhooks import delivery as webhooks
 
 log = logging.getLogger(__name__)
 

@@ -28,20 +28,32 @@ from typing import Any, cast
 
 from sqlalchemy.exc import OperationalError
 
+from evalserve.service.broker.messages import EVALUATE_PART_TASK
+from evalserve.service.broker.messages import publish as publish_message
+from evalserve.service.core.config import Settings
+from evalserve.service.inputs.collection_files import collection_files
+from evalserve.service.jobrun.context import WorkerContext
+from evalserve.service.jobrun.lease import Lease, Stop, worker_name
+from evalserve.service.jobrun.outcomes import announce, failure, time_limit_error
+from evalserve.service.jobrun.stored_runs import StoredRuns
+from evalserve.service.jobs import callbacks
+from evalserve.service.jobs import lifecycle as jobs
+from evalserve.service.jobs import parts as job_parts
+from evalserve.service.jobs.kinds import EvaluationRequest
+from evalserve.service.store.models import Collection, JobState
 from evaluation.pipeline import Inputs, NothingScored, check_run_names, load_inputs, run_evaluation
 from evaluation.problems import InputError, Problem
 from evaluation.report import Report
-from service import callbacks, job_parts, jobs
-from service.broker.messages import EVALUATE_PART_TASK
-from service.broker.messages import publish as publish_message
-from service.collection_files import collection_files
-from service.job_kinds import EvaluationRequest
-from service.jobrun.context import WorkerContext
-from service.jobrun.runner import Lease, Stop, announce, failure, split_into, time_limit_error, worker_name
-from service.jobrun.stored_runs import StoredRuns
-from service.models import Collection, JobState
 
 log = logging.getLogger(__name__)
+
+def split_into(settings: Settings, n_runs: int) -> int:
+    """How many parts a job of ``n_runs`` runs is split into: parts of at least ``EVALSERVE_SPLIT_RUNS`` runs,
+    at most ``EVALSERVE_SPLIT_MAX_PARTS`` of them; 1 (not split) when splitting is off or the job is small."""
+    if settings.split_runs <= 0:
+        return 1
+    return max(1, min(settings.split_max_parts, n_runs // settings.split_runs))
+
 
 def slices(runs: Sequence[str], n_parts: int) -> list[list[str]]:
     """``runs`` cut into ``n_parts`` contiguous slices whose sizes differ by at most one, in order."""
@@ -86,7 +98,7 @@ def run_part(ctx: WorkerContext, job_id: str, index: int, time_limit_errors: tup
              limit: Callable[[float], AbstractContextManager[None]] | None = None) -> str:
     """Run part ``index`` of ``job_id`` if this worker can claim it, then merge the job if it was the last;
     returns what happened to the part. ``limit(seconds)``: the time limit to run the part under (the task's:
-    ``service.jobrun.time_limit``), given what is left of the job's (``EVALSERVE_JOB_TIME_LIMIT_SECONDS`` covers every
+    ``jobrun.time_limit``), given what is left of the job's (``EVALSERVE_JOB_TIME_LIMIT_SECONDS`` covers every
     part: a part that starts after it has passed fails at once)."""
     settings = ctx.settings
     claim = job_parts.claim(ctx.db, job_id, index, worker_name(), settings.lease_seconds, settings.max_attempts)

@@ -1,22 +1,22 @@
 """A job's stored runs as engine inputs, fetched one at a time: ``load_inputs`` parses each run as it reaches
 it, so a job holds one run's bytes at a time, never all of them, and no database session keeps a blob row alive
 while the engine works (an MS MARCO run is 85 MB gzipped, 250 MB as text). A large run is parsed from a
-temporary file (``service.streamed_runs``)."""
+temporary file (``inputs.streamed_runs``)."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from typing import overload
 
+from evalserve.service.inputs.collection_files import CollectionFiles
+from evalserve.service.inputs.streamed_runs import STREAM_FROM_BYTES, parse_streamed
+from evalserve.service.jobrun.context import WorkerContext
+from evalserve.service.store.models import RunRecord
 from evaluation.formats import Blob
 from evaluation.formats.run_formats import parse_run_as
 from evaluation.model import Run
 from evaluation.pipeline import Opened, file_label, file_label_of
 from evaluation.problems import InputError
-from service.collection_files import CollectionFiles
-from service.jobrun.context import WorkerContext
-from service.models import RunRecord
-from service.streamed_runs import STREAM_FROM_BYTES, parse_streamed
 
 
 class StoredRuns(Sequence[Opened | Run]):

@@ -12,8 +12,8 @@ from typing import Literal
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from service.errors import ServiceError
-from service.models import Participant, Scope, Task, Token, as_utc, utcnow
+from evalserve.service.core.errors import ServiceError
+from evalserve.service.store.models import Participant, Scope, Task, Token, as_utc, utcnow
 
 Role = Literal["organiser", "participant", "public"]
 

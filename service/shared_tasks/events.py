@@ -1,18 +1,19 @@
 """What a finished submission evaluation announces: ``submission.evaluated`` (its state and scores) and, when it
 changed the current leaderboard, ``leaderboard.changed`` (the new top rows). Deliveries are recorded in the same
-transaction that reads the outcome, so they are durable before anything is sent (``service.webhooks``)."""
+transaction that reads the outcome, so they are durable before anything is sent (``webhooks.delivery``)."""
 
 from __future__ import annotations
 
 import json
 from typing import Any
 
-from service.blobs import BlobStore
-from service.db import Database
-from service.job_kinds import KINDS, EvaluationRequest
-from service.models import Job, JobState, Participant, Phase, Submission, Task, as_utc
-from service.shared_tasks.leaderboard import task_leaderboard
-from service.webhooks import record_event
+from evalserve.service.jobs.events import JobFinished
+from evalserve.service.jobs.kinds import KINDS, EvaluationRequest
+from evalserve.service.shared_tasks.leaderboard import task_leaderboard
+from evalserve.service.store.blobs import BlobStore
+from evalserve.service.store.db import Database
+from evalserve.service.store.models import Job, JobState, Participant, Phase, Submission, Task, as_utc
+from evalserve.service.webhooks.delivery import record_event
 
 #: rows of the leaderboard carried by a ``leaderboard.changed`` event (the whole board is one GET away)
 TOP_ROWS = 10
@@ -57,3 +58,8 @@ def announce_job(db: Database, blobs: BlobStore, job_id: str) -> list[str]:
                     "generated_at": board["generated_at"], "closes_at": as_utc(phase.closes_at).isoformat(),
                     "links": {"leaderboard": f"/v1/tasks/{task.id}/leaderboard?phase={phase.name}"}})
         return ids
+
+
+def on_job_finished(db: Database, blobs: BlobStore, event: JobFinished) -> list[str]:
+    """The shared tasks' listener (``jobs.events``): a finished submission evaluation's events."""
+    return announce_job(db, blobs, event.job_id)

@@ -13,10 +13,10 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from evaluation.leaderboard import Entry, Leaderboard, SignificanceSettings, rank_entries
-from service.blobs import BlobStore
-from service.errors import ServiceError
-from service.models import (
+from evalserve.service.core.errors import ServiceError
+from evalserve.service.shared_tasks.phases import current_phase, task_phases
+from evalserve.service.store.blobs import BlobStore
+from evalserve.service.store.models import (
     Job,
     JobState,
     Participant,
@@ -28,7 +28,7 @@ from service.models import (
     as_utc,
     utcnow,
 )
-from service.shared_tasks.phases import current_phase, task_phases
+from evaluation.leaderboard import Entry, Leaderboard, SignificanceSettings, rank_entries
 
 #: which submissions a leaderboard shows: each participant's chosen or latest one, or every evaluated one
 SELECTIONS = ("latest", "all")

@@ -15,13 +15,13 @@ from urllib.parse import urlencode
 
 from sqlalchemy.orm import Session
 
+from evalserve.service.core.errors import ServiceError
+from evalserve.service.shared_tasks.leaderboard import Candidate, candidates, judgments_version, phase_named, shown
+from evalserve.service.store.blobs import BlobStore
+from evalserve.service.store.models import Task, as_utc, utcnow
 from evaluation.meta.methods import run_method
 from evaluation.meta.table import ScoreTable
 from evaluation.problems import InputError
-from service.blobs import BlobStore
-from service.errors import ServiceError
-from service.models import Task, as_utc, utcnow
-from service.shared_tasks.leaderboard import Candidate, candidates, judgments_version, phase_named, shown
 
 #: the options and their defaults, as ``evalserve meta``'s
 DEFAULT_OPTIONS: dict[str, Any] = {"resamples": 1000, "alpha": 0.05, "seed": 0, "correlation": "tau_b"}

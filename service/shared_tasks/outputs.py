@@ -1,5 +1,5 @@
 """What the ``/v1/tasks`` routes answer, as plain objects built inside the request's one session and serialised
-by the response schemas (``service.shared_tasks.schemas``) once it is closed. A page of rows is built with one
+by the response schemas (``web.task_schemas``) once it is closed. A page of rows is built with one
 query per kind of row it refers to (phases, participants, runs, evaluations, result blobs), not one per row."""
 
 from __future__ import annotations
@@ -11,12 +11,12 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-import marshmallow as ma
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
-from service.blobs import BlobStore
-from service.models import (
+from evalserve.service.shared_tasks.access import TaskAccess
+from evalserve.service.store.blobs import BlobStore
+from evalserve.service.store.models import (
     BlobRow,
     Job,
     JobState,
@@ -29,10 +29,17 @@ from service.models import (
     as_utc,
     utcnow,
 )
-from service.shared_tasks.access import TaskAccess
 
-#: a field the schema leaves out of the JSON (marshmallow skips ``missing`` values)
-ABSENT: Any = ma.missing
+
+class _Absent:
+    """The type of ``ABSENT``: a field the response leaves out of its JSON (the web layer's schema skips it)."""
+
+    def __repr__(self) -> str:
+        return "ABSENT"
+
+
+#: a field the response schema leaves out of the JSON
+ABSENT: Any = _Absent()
 
 
 @dataclass(frozen=True)

@@ -8,7 +8,7 @@ from datetime import datetime
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from service.models import Phase, as_utc
+from evalserve.service.store.models import Phase, as_utc
 
 
 def task_phases(s: Session, task_id: str) -> list[Phase]:

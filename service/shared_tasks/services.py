@@ -1,8 +1,8 @@
 """Shared tasks' workflow: creating them and their phases, registering participants, taking submissions
 (deadlines and quotas enforced on the server, in UTC), re-evaluating every submission when the judgments change,
 and what each ``/v1/tasks`` request reads. Flask-free: the caller's token is passed in, refusals are
-:class:`~service.errors.ServiceError`, and each function is one request in one database session that returns the
-objects its response schema serialises (``service.shared_tasks.outputs``)."""
+:class:`~core.errors.ServiceError`, and each function is one request in one database session that returns the
+objects its response schema serialises (``shared_tasks.outputs``)."""
 
 from __future__ import annotations
 
@@ -14,12 +14,33 @@ from typing import Any
 from sqlalchemy import func, or_, select, update
 from sqlalchemy.orm import Session
 
-from evaluation.meta.significance import CORRECTIONS, TESTS
-from service.errors import ServiceError
-from service.evaluations import canonical_measures
-from service.job_kinds import EvaluationRequest
-from service.jobs import create_job
-from service.models import (
+from evalserve.service.core.errors import ServiceError
+from evalserve.service.core.paging import page_of
+from evalserve.service.core.state import ServiceState
+from evalserve.service.inputs.uploads import check_runs, create_collection, store_run
+from evalserve.service.jobs.kinds import EvaluationRequest
+from evalserve.service.jobs.lifecycle import create_job
+from evalserve.service.jobs.submit import canonical_measures
+from evalserve.service.shared_tasks.access import TaskAccess, organised_task, participating, task_access, task_accesses
+from evalserve.service.shared_tasks.leaderboard import TaskLeaderboard, task_leaderboard
+from evalserve.service.shared_tasks.meta import task_meta
+from evalserve.service.shared_tasks.outputs import (
+    JudgmentsVersionOut,
+    ParticipantOut,
+    PerTopicOut,
+    PhaseOut,
+    ReevaluationOut,
+    SubmissionOut,
+    TaskOut,
+    judgments_version_out,
+    participant_outs,
+    per_topic_out,
+    phase_out,
+    submission_outs,
+    task_outs,
+)
+from evalserve.service.shared_tasks.phases import current_phase, phase_at, task_phases
+from evalserve.service.store.models import (
     Collection,
     Job,
     JobState,
@@ -36,28 +57,7 @@ from service.models import (
     new_id,
     utcnow,
 )
-from service.paging import page_of
-from service.shared_tasks.access import TaskAccess, organised_task, participating, task_access, task_accesses
-from service.shared_tasks.leaderboard import TaskLeaderboard, task_leaderboard
-from service.shared_tasks.meta import task_meta
-from service.shared_tasks.outputs import (
-    JudgmentsVersionOut,
-    ParticipantOut,
-    PerTopicOut,
-    PhaseOut,
-    ReevaluationOut,
-    SubmissionOut,
-    TaskOut,
-    judgments_version_out,
-    participant_outs,
-    per_topic_out,
-    phase_out,
-    submission_outs,
-    task_outs,
-)
-from service.shared_tasks.phases import current_phase, phase_at, task_phases
-from service.state import ServiceState
-from service.uploads import check_runs, create_collection, store_run
+from evaluation.meta.significance import CORRECTIONS, TESTS
 
 DEFAULT_SIGNIFICANCE: dict[str, Any] = {"test": "t", "correction": "holm", "alpha": 0.05}
 
@@ -539,7 +539,7 @@ def leaderboard(st: ServiceState, token: Token | None, task_id: str, *, phase_na
 def meta_evaluation(st: ServiceState, token: Token | None, task_id: str, *, phase_name: str | None,
                     version: int | None, options: dict[str, Any]) -> dict[str, Any]:
     """Measure advice (organisers): MU, discriminative power and rank correlations of the official measures over
-    the submissions the leaderboard shows (``service.shared_tasks.meta``)."""
+    the submissions the leaderboard shows (``shared_tasks.meta``)."""
     with st.db.session() as s:
         task = organised_task(s, task_id, token)
         return task_meta(s, st.blobs, task, phase_name=phase_name, version=version, options=options)

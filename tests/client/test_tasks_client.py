@@ -30,7 +30,7 @@ from evalserve_client.cli import main as client_main
 from evalserve_client.webhooks import SIGNATURE_HEADER, verify_signature
 
 from evalserve.cli.main import main as evalserve_main
-from service.webhooks import sign
+from evalserve.service.webhooks.delivery import sign
 from tests.client.test_client_logic import URL, FakeTime, Recorder, problem
 from tests.client.test_end_to_end import DropsFirstAnswer
 from tests.service.live import LiveService

@@ -98,7 +98,7 @@ def check_gunicorn_command(argv: list[str], tmp_path: Path) -> None:
     options = parser.parse_args(argv[1:])
     assert options.bind == ["0.0.0.0:8000"], "bind on every interface inside the container, port 8000"
     module, _, variable = options.args[0].partition(":")
-    assert (module, variable) == ("service.wsgi", "app")
+    assert (module, variable) == ("evalserve.service.web.wsgi", "app")
     env = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "REDIS_URL")}
     env.update(EVALSERVE_DATA_DIR=str(tmp_path), PYTHONPATH=str(ROOT))
     code = f"import {module} as m; app = m.{variable}; assert callable(app) and app.wsgi_app; print(app.name)"
@@ -178,9 +178,9 @@ def test_dockerfile_health_check_asks_the_api() -> None:
 def test_dockerfile_environment_names_are_settings() -> None:
     env = " ".join(instruction("ENV"))
     assert "EVALSERVE_DATA_DIR=/data" in env
-    documented = set(re.findall(r"``([A-Z_]+)``", (ROOT / "service" / "config.py").read_text()))
+    documented = set(re.findall(r"``([A-Z_]+)``", (ROOT / "service" / "core" / "config.py").read_text()))
     for name in re.findall(r"\b(EVALSERVE_[A-Z_]+)=", env):
-        assert name in documented, f"{name} is not a setting of service/config.py"
+        assert name in documented, f"{name} is not a setting of service/core/config.py"
 
 
 # --- docker-compose.yml -------------------------------------------------------------------------------------------
@@ -204,14 +204,14 @@ def test_compose_wires_postgres_and_redis_into_every_evalserve_service() -> None
         assert database == (f"postgresql://{postgres['POSTGRES_USER']}:{postgres['POSTGRES_PASSWORD']}"
                             f"@postgres:5432/{postgres['POSTGRES_DB']}"), name
         assert broker.startswith("redis://redis:6379/"), name
-        from service.config import Settings
+        from evalserve.service.core.config import Settings
 
         settings = Settings.from_env(env)
         assert settings.database_url.startswith("postgresql+psycopg://") and not settings.embedded_broker
-    documented = set(re.findall(r"``([A-Z_]+)``", (ROOT / "service" / "config.py").read_text()))
+    documented = set(re.findall(r"``([A-Z_]+)``", (ROOT / "service" / "core" / "config.py").read_text()))
     for name in EVALSERVE_SERVICES:
         unknown = {k for k in environment_of(services[name]) if k.startswith("EVALSERVE_")} - documented
-        assert not unknown, f"{name}: not settings of service/config.py: {unknown}"
+        assert not unknown, f"{name}: not settings of service/core/config.py: {unknown}"
 
 
 def test_compose_commands_exist(tmp_path: Path) -> None:
@@ -239,8 +239,8 @@ def test_compose_start_order_and_health_checks() -> None:
     api_check = services["api"]["healthcheck"]["test"]
     assert "http://127.0.0.1:8000/health" in api_check[-1]
     worker_check = interpolate(services["worker"]["healthcheck"]["test"][-1])
-    assert "celery -A workers.tasks inspect ping" in worker_check and "$HOSTNAME" in worker_check
-    assert importlib.util.find_spec("workers.tasks") is not None  # the module the worker's check names
+    assert "celery -A evalserve.workers.tasks inspect ping" in worker_check and "$HOSTNAME" in worker_check
+    assert importlib.util.find_spec("evalserve.workers.tasks") is not None  # the module the worker's check names
 
 
 def test_compose_worker_scales_and_data_persists() -> None:
@@ -277,7 +277,7 @@ def test_compose_file_is_valid_for_docker_compose() -> None:
 
 
 def test_deploy_guide_documents_every_setting() -> None:
-    settings = set(re.findall(r"``([A-Z_]+)``", (ROOT / "service" / "config.py").read_text()))
+    settings = set(re.findall(r"``([A-Z_]+)``", (ROOT / "service" / "core" / "config.py").read_text()))
     assert {"DATABASE_URL", "REDIS_URL", "EVALSERVE_QUEUE"} <= settings  # the pattern still finds them
     guide = (ROOT / "docs" / "deploy.md").read_text()
     missing = sorted(name for name in settings if f"`{name}`" not in guide)

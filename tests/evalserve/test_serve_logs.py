@@ -16,7 +16,7 @@ from pathlib import Path
 import httpx
 
 from evalserve.cli.serve import log_files
-from service.config import Settings
+from evalserve.service.core.config import Settings
 from tests.service.live import ROOT, free_port, service_env
 
 

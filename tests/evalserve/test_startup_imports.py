@@ -1,6 +1,6 @@
 """What starting a command imports (structural, never timed): ``evalserve --version`` and ``--help`` load no
 subcommand, no numpy and no service; ``evaluate`` loads the engine but no scipy, pandas or web stack; the engine
-package and ``service.config`` stay light. Each check runs a fresh interpreter, as a user's shell does.
+package and ``evalserve.service.core.config`` stay light. Each check runs a fresh interpreter, as a user's shell does.
 """
 
 from __future__ import annotations
@@ -74,7 +74,7 @@ def test_version_and_help_load_no_subcommand_numpy_or_service(tmp_path: Path, ar
     assert loaded(modules, "numpy", *HEAVY) == []
     subcommands = sorted({f"evalserve.cli.{c.module}" for c in COMMANDS} & set(modules))
     assert subcommands == [], "only the subcommand being run is imported"
-    assert [m for m in modules if m.startswith(("evaluation.", "service"))] == ["evaluation.problems"] + (
+    assert [m for m in modules if m.startswith(("evaluation.", "evalserve.service", "evalserve.workers"))] == ["evaluation.problems"] + (
         ["evaluation.version"] if argv == ["--version"] else [])
     if argv == ["--version"]:
         assert found["stdout"].startswith("evalserve ")
@@ -146,11 +146,11 @@ def test_the_engine_imports_no_scipy_or_pandas(tmp_path: Path, statement: str) -
 
 
 def test_service_config_imports_no_httpx_or_web_stack(tmp_path: Path) -> None:
-    modules = imported_by(tmp_path, "from service.config import Settings\nSettings.from_env({})")
+    modules = imported_by(tmp_path, "from evalserve.service.core.config import Settings\nSettings.from_env({})")
     assert loaded(modules, "httpx", "flask", "celery", "sqlalchemy", "scipy") == []
 
 
-@pytest.mark.parametrize("module", ["service.app", "workers.tasks"])
+@pytest.mark.parametrize("module", ["evalserve.service.web.app", "evalserve.workers.tasks"])
 def test_the_api_and_the_workers_start_without_scipy(tmp_path: Path, module: str) -> None:
     """scipy is loaded by the first significance test a meta job runs, not by every API or worker process."""
     assert loaded(imported_by(tmp_path, f"import {module}"), "scipy", "pandas", "matplotlib") == []

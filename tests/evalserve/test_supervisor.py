@@ -11,8 +11,8 @@ import pytest
 from celery.exceptions import SoftTimeLimitExceeded
 
 from evalserve import supervisor
+from evalserve.service.jobrun.time_limit import time_limit
 from evalserve.supervisor import Child, Supervisor
-from service.jobrun.time_limit import time_limit
 
 SLEEPER = [sys.executable, "-c", "import time; time.sleep(60)"]
 CRASHER = [sys.executable, "-c", "raise SystemExit(3)"]

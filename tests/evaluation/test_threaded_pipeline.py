@@ -126,7 +126,7 @@ def test_threads_must_be_one_or_more(capsys: pytest.CaptureFixture[str]) -> None
 
 
 class _FetchedRuns(Sequence[Blob]):
-    """Runs fetched as they are asked for, as a worker's stored runs are (``service.jobrun.stored_runs``)."""
+    """Runs fetched as they are asked for, as a worker's stored runs are (``evalserve.service.jobrun.stored_runs``)."""
 
     def __init__(self, blobs: list[Blob], events: list[tuple[str, int]]) -> None:
         self.blobs, self.events = blobs, events

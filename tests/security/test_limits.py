@@ -37,9 +37,9 @@ LIMITS = {
 
 def token(service: LiveService, name: str, scopes: tuple[str, ...] = ("read", "submit")) -> str:
     """A new token on the deployment (each test's callers count against their own limits)."""
-    from service.auth import create_token
-    from service.config import Settings
-    from service.db import Database
+    from evalserve.service.access.tokens import create_token
+    from evalserve.service.core.config import Settings
+    from evalserve.service.store.db import Database
 
     db = Database(Settings.from_env(service.env).database_url)
     try:

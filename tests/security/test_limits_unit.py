@@ -13,11 +13,11 @@ from typing import Any
 
 import pytest
 
+from evalserve.service.store.models import BlobRow, Collection, Job, RunRecord
+from evalserve.service.web.request_guard import json_depth
 from evaluation.csvcells import safe_cell
 from evaluation.formats import Blob
 from evaluation.hierarchy.jsonio import parse_hierarchies
-from service.models import BlobRow, Collection, Job, RunRecord
-from service.request_guard import json_depth
 from tests.service.test_api import QRELS, RUN, Api, _is_problem
 
 OFF = {"EVALSERVE_RATE_LIMIT": "", "EVALSERVE_UPLOAD_RATE_LIMIT": ""}
@@ -211,7 +211,7 @@ def test_the_data_dir_and_databases_are_private(tmp_path: Path) -> None:
 
 
 def test_stored_bytes_count_distinct_blobs(api: Api) -> None:
-    from service.quotas import stored_bytes
+    from evalserve.service.access.quotas import stored_bytes
 
     collection = api.collection()
     api.run(collection, name="a.run")

@@ -22,9 +22,9 @@ import httpx
 import pytest
 from sqlalchemy import func, select
 
-from service.config import Settings
-from service.db import Database
-from service.models import BlobRow
+from evalserve.service.core.config import Settings
+from evalserve.service.store.db import Database
+from evalserve.service.store.models import BlobRow
 from tests.service.live import ROOT, LiveService
 
 MIB = 1 << 20

@@ -174,9 +174,9 @@ def heavy_job(http: httpx.Client, shared_data: Path) -> httpx.Response:
 
 def lease_owner_pid(served: Served, job_id: str) -> int | None:
     """The pid of the worker process holding the job's lease (``host:pid:suffix``), read from the database."""
-    from service.config import Settings
-    from service.db import Database
-    from service.models import Job
+    from evalserve.service.core.config import Settings
+    from evalserve.service.store.db import Database
+    from evalserve.service.store.models import Job
 
     db = Database(Settings.from_env(served.env).database_url)
     try:

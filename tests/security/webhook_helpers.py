@@ -29,9 +29,9 @@ def webhook_count(live: LiveService, task_id: str) -> int:
     """The task's webhook rows in the database, deleted ones included: what registration stored."""
     from sqlalchemy import func, select
 
-    from service.config import Settings
-    from service.db import Database
-    from service.models import Webhook
+    from evalserve.service.core.config import Settings
+    from evalserve.service.store.db import Database
+    from evalserve.service.store.models import Webhook
 
     db = Database(Settings.from_env(live.env).database_url)
     try:

@@ -91,10 +91,10 @@ class LiveService:
 
     def setup(self) -> None:
         """Migrate the database and create an admin token, as `evalserve serve` does."""
-        from service.auth import create_token
-        from service.config import Settings
-        from service.db import Database
-        from service.migrate import upgrade
+        from evalserve.service.access.tokens import create_token
+        from evalserve.service.core.config import Settings
+        from evalserve.service.store.db import Database
+        from evalserve.service.store.migrate import upgrade
 
         settings = Settings.from_env(self.env)
         settings.data_dir.mkdir(parents=True, exist_ok=True)
@@ -105,9 +105,9 @@ class LiveService:
 
     def user_token(self, name: str, scopes: tuple[str, ...] = ("read", "submit")) -> str:
         """A fresh token on the deployment's database (``read submit``: what a shared task hands a participant)."""
-        from service.auth import create_token
-        from service.config import Settings
-        from service.db import Database
+        from evalserve.service.access.tokens import create_token
+        from evalserve.service.core.config import Settings
+        from evalserve.service.store.db import Database
 
         db = Database(Settings.from_env(self.env).database_url)
         try:

@@ -12,9 +12,9 @@ from typing import Any
 import pytest
 from flask.testing import FlaskClient
 
-from service.app import create_app
-from service.auth import create_token
-from service.config import Settings
+from evalserve.service.access.tokens import create_token
+from evalserve.service.core.config import Settings
+from evalserve.service.web.app import create_app
 
 RUN = b"1 Q0 d1 1 3.0 t\n1 Q0 d2 2 2.0 t\n2 Q0 d1 1 1.0 t\n"
 QRELS = b"1 0 d1 1\n1 0 d3 1\n2 0 d2 1\n"
@@ -218,7 +218,7 @@ def test_a_retry_while_the_first_request_runs_waits_instead_of_running_twice(api
 
     from sqlalchemy import select
 
-    from service.models import IdempotencyRecord, Token
+    from evalserve.service.store.models import IdempotencyRecord, Token
 
     collection = api.collection()
     db = api.app.extensions["evalserve"].db

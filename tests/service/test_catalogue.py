@@ -1,4 +1,4 @@
-"""The benchmark catalogue (``service.catalogue``, issue 17): published judgment sets loaded from the operator's
+"""The benchmark catalogue (``service.inputs.catalogue``, issue 17): published judgment sets loaded from the operator's
 data directory as public collections with their citation and topics -- by ``evalserve collections import`` and by
 the admin route -- idempotently; and a run evaluated against one with no judgments upload gives the offline
 numbers. Uses the real TREC Web 2009-2014 and NTCIR WWW files of ../shared/data."""
@@ -15,13 +15,13 @@ from pathlib import Path
 
 import pytest
 
-from service.app import create_app
-from service.auth import create_token
-from service.catalogue.published import PUBLISHED
-from service.catalogue.topics import read_topic_xml
-from service.config import Settings
-from service.jobrun.context import WorkerContext
-from service.jobrun.runner import run_job
+from evalserve.service.access.tokens import create_token
+from evalserve.service.core.config import Settings
+from evalserve.service.inputs.catalogue.published import PUBLISHED
+from evalserve.service.inputs.catalogue.topics import read_topic_xml
+from evalserve.service.jobrun.context import WorkerContext
+from evalserve.service.jobrun.runner import run_job
+from evalserve.service.web.app import create_app
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -11,9 +11,9 @@ from typing import Any
 
 from kombu import Connection, Queue
 
-from service.broker import wakeup
+from evalserve.service.broker import wakeup
 
-TRANSPORT = "service.broker.embedded:Transport"
+TRANSPORT = "evalserve.service.broker.embedded:Transport"
 NO_FALLBACK = {"polling_interval": 3600.0}
 
 

@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from service import worker_status
-from service.db import Database
+from evalserve.service.jobs import worker_status
+from evalserve.service.store.db import Database
 from tests.service.test_api import Api
 
 

@@ -1,6 +1,7 @@
-"""Job kinds (``service.job_kinds``): every request the service stores today round-trips through its typed request,
-and a new kind of job needs only an entry in the table and its run function -- shown with a toy kind that counts a
-job's runs, run by the real runner and read back through the real job and result views (SQLite, no broker)."""
+"""Job kinds (``service.jobs.kinds``): every request the service stores today round-trips through its typed
+request, and a new kind of job needs only an entry in the table and its run function in the runner's ``RUNS`` --
+shown with a toy kind that counts a job's runs, run by the real runner and read back through the real job and
+result views (SQLite, no broker)."""
 
 from __future__ import annotations
 
@@ -12,15 +13,16 @@ from typing import Any
 
 import pytest
 
-from service import job_kinds
-from service.app import create_app
-from service.auth import create_token
-from service.config import Settings
-from service.job_kinds import KINDS, EvaluationRequest, JobKind, MetaRequest
-from service.jobrun.context import WorkerContext
-from service.jobrun.runner import run_job
-from service.jobs import Claim, create_job
-from service.models import Job, RunRecord, new_id
+from evalserve.service.access.tokens import create_token
+from evalserve.service.core.config import Settings
+from evalserve.service.jobrun import runner
+from evalserve.service.jobrun.context import WorkerContext
+from evalserve.service.jobrun.runner import run_job
+from evalserve.service.jobs import kinds as job_kinds
+from evalserve.service.jobs.kinds import KINDS, EvaluationRequest, JobKind, MetaRequest
+from evalserve.service.jobs.lifecycle import Claim, create_job
+from evalserve.service.store.models import Job, RunRecord, new_id
+from evalserve.service.web.app import create_app
 
 RUN = b"1 Q0 d1 1 3.0 t\n1 Q0 d2 2 2.0 t\n"
 QRELS = b"1 0 d1 1\n"
@@ -55,10 +57,11 @@ def count_runs(ctx: WorkerContext, claim: Claim, lease: Any) -> dict[str, Any]:
 
 @pytest.fixture
 def toy_kind(monkeypatch: pytest.MonkeyPatch) -> Iterator[JobKind]:
-    kind = JobKind("count", EvaluationRequest.from_json, count_runs, ("json",),
+    kind = JobKind("count", EvaluationRequest.from_json, ("json",),
                    lambda document, fmt, per_topic: json.dumps(document),
                    "a count result is json")
     monkeypatch.setitem(job_kinds.KINDS, "count", kind)
+    monkeypatch.setitem(runner.RUNS, "count", count_runs)
     yield kind
 
 

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from service.shared_tasks.leaderboard_html import render_leaderboard_html
+from evalserve.service.web.leaderboard_html import render_leaderboard_html
 from tests import browser
 from tests.browser import Element, chromium, dump_dom, parse_html, screenshot  # noqa: F401 - chromium: fixture
 
@@ -312,8 +312,8 @@ def test_document_is_not_modified() -> None:
 def test_template_ships_as_package_data() -> None:
     tomllib = pytest.importorskip("tomllib")  # Python 3.11+
     config = tomllib.loads((ROOT / "pyproject.toml").read_text())
-    assert "templates/*" in config["tool"]["setuptools"]["package-data"]["service"]
-    assert (ROOT / "service" / "templates" / "leaderboard.html").is_file()
+    assert "templates/*" in config["tool"]["setuptools"]["package-data"]["evalserve.service.web"]
+    assert (ROOT / "service" / "web" / "templates" / "leaderboard.html").is_file()
 
 
 def test_without_a_browser_the_fixture_skips_with_the_reason(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -1,11 +1,11 @@
-"""``service.longpoll.wait_for_change`` on a fake clock: it answers at the first look whose tag is new, when the
+"""``service.core.longpoll.wait_for_change`` on a fake clock: it answers at the first look whose tag is new, when the
 value is final, or at the bound (capped at ``MAX_WAIT_SECONDS``); it looks every ``STEP_SECONDS``."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
-from service.longpoll import MAX_WAIT_SECONDS, STEP_SECONDS, wait_for_change
+from evalserve.service.core.longpoll import MAX_WAIT_SECONDS, STEP_SECONDS, wait_for_change
 
 
 class Clock:

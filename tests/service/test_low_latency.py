@@ -166,8 +166,8 @@ def test_wait_is_bounded(live: LiveService) -> None:
 def test_embedded_workers_wait_on_their_queues_wake_up_pipes(live: LiveService) -> None:
     """The worker processes opened the pipe of their queue (service.broker.wakeup), the one the API pokes after a
     publish."""
-    from service.broker import wakeup
-    from service.config import Settings
+    from evalserve.service.broker import wakeup
+    from evalserve.service.core.config import Settings
 
     settings = Settings.from_env(live.env)
     directory = wakeup.pipe_dir(settings.broker_url)

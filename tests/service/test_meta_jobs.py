@@ -13,13 +13,13 @@ from typing import Any
 
 import pytest
 
+from evalserve.service.access.tokens import create_token
+from evalserve.service.core.config import Settings
+from evalserve.service.jobrun.context import WorkerContext
+from evalserve.service.jobrun.runner import run_job
+from evalserve.service.web.app import create_app
 from evaluation.meta.methods import run_method
 from evaluation.meta.table import ScoreTable
-from service.app import create_app
-from service.auth import create_token
-from service.config import Settings
-from service.jobrun.context import WorkerContext
-from service.jobrun.runner import run_job
 
 MEASURES = ["AP", "nDCG@10", "alpha_nDCG@20", "RBU"]
 

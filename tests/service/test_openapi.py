@@ -16,8 +16,8 @@ import yaml
 from flask import Flask
 
 from evalserve.cli.openapi import render
-from service.app import create_app
-from service.config import Settings
+from evalserve.service.core.config import Settings
+from evalserve.service.web.app import create_app
 
 ROOT = Path(__file__).resolve().parents[2]
 COMMITTED = ROOT / "openapi.yaml"

@@ -15,8 +15,8 @@ from typing import Any
 import pytest
 
 from evalserve.cli.main import main
+from evalserve.service.jobrun.runner import run_job
 from evaluation.reports import render_report
-from service.jobrun.runner import run_job
 from tests.browser import chromium, dump_dom, parse_html  # noqa: F401 - chromium: fixture
 from tests.latex import compile_pdf, pdflatex  # noqa: F401 - pdflatex: fixture
 from tests.service.test_meta_jobs import Deployment as MetaDeployment

@@ -1,4 +1,4 @@
-"""EvALL and PyEvALL runs over HTTP (Flask's test client, SQLite, jobs run by ``service.jobrun.runner`` in the
+"""EvALL and PyEvALL runs over HTTP (Flask's test client, SQLite, jobs run by ``evalserve.service.jobrun.runner`` in the
 test): uploaded to ``POST /v1/runs``, ``POST /v1/submissions`` and a shared task, they give the job result of the
 equivalent TREC run -- the numbers of ``evalserve evaluate`` -- and a bad one is a 422 with every problem
 located. Files as in tests/evaluation/formats/test_run_formats.py."""
@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from evalserve.cli.main import main
-from service.jobrun.runner import run_job
+from evalserve.service.jobrun.runner import run_job
 from tests.evaluation.formats.test_run_formats import EVALL, PYEVALL_JSON, PYEVALL_TSV, QRELS, TREC
 from tests.service.test_api import _file, _is_problem
 from tests.service.test_tasks import TaskApi

@@ -12,13 +12,13 @@ from typing import Any
 
 import pytest
 
-from service import jobs
-from service.app import create_app
-from service.auth import create_token
-from service.config import Settings
-from service.jobrun.context import WorkerContext
-from service.jobrun.runner import run_job
-from service.models import Job
+from evalserve.service.access.tokens import create_token
+from evalserve.service.core.config import Settings
+from evalserve.service.jobrun.context import WorkerContext
+from evalserve.service.jobrun.runner import run_job
+from evalserve.service.jobs import lifecycle as jobs
+from evalserve.service.store.models import Job
+from evalserve.service.web.app import create_app
 
 RUN = b"1 Q0 d1 1 3.0 t\n1 Q0 d2 2 2.0 t\n2 Q0 d1 1 1.0 t\n"
 QRELS = b"1 0 d1 1\n1 0 d3 1\n2 0 d2 1\n"

@@ -15,15 +15,16 @@ import pytest
 from sqlalchemy import select
 
 from evalserve.cli.main import main as cli_main
-from service import job_parts, jobs
-from service.app import create_app
-from service.auth import create_token
-from service.config import Settings
-from service.jobrun import stored_runs
-from service.jobrun.context import WorkerContext
-from service.jobrun.runner import run_job, split_into
-from service.jobrun.split import merge, run_part, slices
-from service.models import Job, WebhookDelivery
+from evalserve.service.access.tokens import create_token
+from evalserve.service.core.config import Settings
+from evalserve.service.jobrun import stored_runs
+from evalserve.service.jobrun.context import WorkerContext
+from evalserve.service.jobrun.runner import run_job
+from evalserve.service.jobrun.split import merge, run_part, slices, split_into
+from evalserve.service.jobs import lifecycle as jobs
+from evalserve.service.jobs import parts as job_parts
+from evalserve.service.store.models import Job, WebhookDelivery
+from evalserve.service.web.app import create_app
 from tests.service.split_runs import make_run, write_runs
 
 MEASURES = ["P@10", "AP", "nDCG@10", "RR", "Rprec"]

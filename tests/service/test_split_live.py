@@ -21,9 +21,9 @@ import httpx
 import pytest
 
 from evalserve.cli.main import main as cli_main
-from service.config import Settings
-from service.db import Database
-from service.models import JobPart
+from evalserve.service.core.config import Settings
+from evalserve.service.store.db import Database
+from evalserve.service.store.models import JobPart
 from tests.service.conftest import BACKENDS
 from tests.service.live import FAST_RECOVERY, LiveService
 from tests.service.split_runs import write_runs

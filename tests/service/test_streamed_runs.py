@@ -1,4 +1,4 @@
-"""Large runs parsed from a temporary file (``service.streamed_runs``): the same ``Run`` as from bytes, for
+"""Large runs parsed from a temporary file (``service.inputs.streamed_runs``): the same ``Run`` as from bytes, for
 plain text and multi-member gzip; anything the ``Blob`` path would report (a limit, a NUL byte, a corrupt or
 truncated stream, a byte-order mark, a warning) is left to it (None)."""
 
@@ -10,9 +10,9 @@ import random
 import numpy as np
 import pytest
 
+from evalserve.service.inputs.streamed_runs import parse_streamed
 from evaluation.formats import Blob, parse_run
 from evaluation.formats.source import DecodeLimits
-from service.streamed_runs import parse_streamed
 
 LIMITS = DecodeLimits()
 

@@ -14,9 +14,9 @@ from typing import Any
 import pytest
 from sqlalchemy import select
 
-from service.jobrun.context import WorkerContext
-from service.jobrun.runner import run_job
-from service.models import Job
+from evalserve.service.jobrun.context import WorkerContext
+from evalserve.service.jobrun.runner import run_job
+from evalserve.service.store.models import Job
 from tests.service.test_api import Api, _file, _is_problem
 
 QRELS = b"1 0 d1 2\n1 0 d2 1\n1 0 d3 0\n2 0 d4 1\n2 0 d5 1\n3 0 d6 1\n"
@@ -36,7 +36,7 @@ class TaskApi(Api):
     def __init__(self, tmp: Path) -> None:
         super().__init__(tmp)
         db = self.app.extensions["evalserve"].db
-        from service.auth import create_token
+        from evalserve.service.access.tokens import create_token
 
         for name in ("carol", "dave"):
             self.tokens[name] = create_token(db, name, ("read", "submit"))[1]

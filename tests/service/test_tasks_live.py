@@ -64,9 +64,9 @@ class Campaign:
 
 
 def _token(live: LiveService, name: str, scopes: tuple[str, ...] = ("read", "submit")) -> str:
-    from service.auth import create_token
-    from service.config import Settings
-    from service.db import Database
+    from evalserve.service.access.tokens import create_token
+    from evalserve.service.core.config import Settings
+    from evalserve.service.store.db import Database
 
     db = Database(Settings.from_env(live.env).database_url)
     try:

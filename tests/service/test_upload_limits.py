@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 from sqlalchemy import func, select
 
-from service.config import Settings
-from service.models import BlobRow
+from evalserve.service.core.config import Settings
+from evalserve.service.store.models import BlobRow
 from tests.service.test_api import QRELS, RUN, Api, _file, _is_problem
 
 MIB = 1 << 20

@@ -18,10 +18,12 @@ from typing import Any
 import httpcore
 import pytest
 
-from service import webhook_http, webhook_targets, webhooks
-from service.config import Settings
-from service.models import Webhook, WebhookDelivery, new_id, utcnow
-from service.webhook_targets import REFUSED, UNRESOLVABLE, TargetError, check
+from evalserve.service.core.config import Settings
+from evalserve.service.store.models import Webhook, WebhookDelivery, new_id, utcnow
+from evalserve.service.webhooks import delivery as webhooks
+from evalserve.service.webhooks import targets as webhook_targets
+from evalserve.service.webhooks import transport as webhook_http
+from evalserve.service.webhooks.targets import REFUSED, UNRESOLVABLE, TargetError, check
 from tests.service.test_webhooks import World
 from tests.service.webhook_receiver import Receiver
 

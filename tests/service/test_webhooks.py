@@ -20,14 +20,11 @@ import pytest
 from evalserve_client.webhooks import verify_signature
 from flask.testing import FlaskClient
 
-from evaluation.report import engine_version
-from service import webhook_targets, webhooks
-from service.app import create_app
-from service.auth import create_token
-from service.config import Settings
-from service.db import Database
-from service.jobrun.context import WorkerContext
-from service.models import (
+from evalserve.service.access.tokens import create_token
+from evalserve.service.core.config import Settings
+from evalserve.service.jobrun.context import WorkerContext
+from evalserve.service.store.db import Database
+from evalserve.service.store.models import (
     WEBHOOK_EVENTS,
     BlobRow,
     Collection,
@@ -39,6 +36,10 @@ from service.models import (
     new_id,
     utcnow,
 )
+from evalserve.service.web.app import create_app
+from evalserve.service.webhooks import delivery as webhooks
+from evalserve.service.webhooks import targets as webhook_targets
+from evaluation.report import engine_version
 from tests.service.webhook_receiver import Receiver
 
 SECRET = "whsec-test-0123456789abcdef"
@@ -331,7 +332,7 @@ def test_a_delivery_fails_after_max_attempts(world: World) -> None:
 def test_an_unreachable_receiver_is_recorded_and_retried(world: World, caplog: pytest.LogCaptureFixture) -> None:
     world.add_webhook(f"http://127.0.0.1:{_closed_port()}/hook")
     [delivery_id] = world.event()
-    with caplog.at_level("INFO", logger="service.webhooks"):
+    with caplog.at_level("INFO", logger="evalserve.service.webhooks.delivery"):
         assert webhooks.deliver(world.db, delivery_id, world.settings) == "retry"
     row = world.delivery(delivery_id)
     assert row.state == "pending" and row.last_status is None and row.attempts == 1
@@ -440,7 +441,7 @@ def test_due_deliveries_returns_overdue_ones_once_per_grace_period(world: World)
 
 def test_the_celery_task_delivers_and_republishes_a_retry_for_its_time(world: World,
                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
-    import workers.tasks as tasks
+    import evalserve.workers.tasks as tasks
 
     state = world.app.extensions["evalserve"]
     settings = world.settings_with(webhook_backoff_seconds=30.0)
@@ -460,7 +461,7 @@ def test_the_celery_task_delivers_and_republishes_a_retry_for_its_time(world: Wo
 
 
 def test_the_sweeper_republishes_overdue_deliveries(world: World) -> None:
-    from service.jobrun.recovery import delivery_grace_seconds, sweep_deliveries
+    from evalserve.service.jobrun.recovery import delivery_grace_seconds, sweep_deliveries
 
     world.add_webhook("http://127.0.0.1:9/hook")
     [lost] = world.event()

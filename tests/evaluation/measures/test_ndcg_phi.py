@@ -473,10 +473,10 @@ class _Deployment:
     """The API and a worker context on one SQLite database (as in tests/service/test_runner.py)."""
 
     def __init__(self, tmp: Path) -> None:
-        from service.app import create_app
-        from service.auth import create_token
-        from service.config import Settings
-        from service.jobrun.context import WorkerContext
+        from evalserve.service.access.tokens import create_token
+        from evalserve.service.core.config import Settings
+        from evalserve.service.jobrun.context import WorkerContext
+        from evalserve.service.web.app import create_app
 
         self.settings = Settings.from_env({"EVALSERVE_DATA_DIR": str(tmp)})
         self.app = create_app(self.settings, migrate=True)
@@ -497,7 +497,7 @@ def deployment(tmp_path: Path) -> Iterator[_Deployment]:
 
 
 def test_service_collection_with_item_scores(deployment: _Deployment) -> None:
-    from service.jobrun.runner import run_job
+    from evalserve.service.jobrun.runner import run_job
 
     qrels, run, scores = _days()
     created = deployment.call("POST", "/v1/collections", data={

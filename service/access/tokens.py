@@ -1,0 +1,58 @@
+"""Bearer API tokens with scopes (read, submit, admin), stored as SHA-256 hashes: creating, verifying and revoking
+them, Flask-free (the CLI and the web layer both call these).
+
+A token reads ``es_<id>_<secret>``; the id finds the row, the secret's hash must match. Every resource has an
+owner token; a token sees its own runs and jobs (admin sees all). Collections are readable by every token, except
+hidden ones (a shared task's judgments), which only their owner and admins see.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import secrets
+
+from sqlalchemy import select
+
+from evalserve.service.store.db import Database
+from evalserve.service.store.models import Scope, Token, utcnow
+
+SCOPES: tuple[str, ...] = tuple(scope.value for scope in Scope)
+
+
+def _hash(secret: str) -> str:
+    return hashlib.sha256(secret.encode()).hexdigest()
+
+
+def create_token(db: Database, name: str, scopes: tuple[str, ...]) -> tuple[Token, str]:
+    """A new token; the returned plain text is shown once and never stored."""
+    unknown = set(scopes) - set(SCOPES)
+    if unknown:
+        raise ValueError(f"unknown scope(s) {', '.join(sorted(unknown))}; choose from {', '.join(SCOPES)}")
+    token_id = secrets.token_hex(8)
+    secret = secrets.token_urlsafe(32)
+    row = Token(id=token_id, name=name, secret_hash=_hash(secret), scopes=" ".join(sorted(set(scopes))))
+    with db.session() as s:
+        s.add(row)
+    return row, f"es_{token_id}_{secret}"
+
+
+def verify(db: Database, presented: str) -> Token | None:
+    """The live token matching the presented text, or None."""
+    parts = presented.split("_", 2)
+    if len(parts) != 3 or parts[0] != "es":
+        return None
+    with db.session() as s:
+        row = s.execute(select(Token).where(Token.id == parts[1])).scalar_one_or_none()
+    if row is None or row.revoked_at is not None or not hmac.compare_digest(row.secret_hash, _hash(parts[2])):
+        return None
+    return row
+
+
+def revoke(db: Database, token_id: str) -> bool:
+    with db.session() as s:
+        row = s.get(Token, token_id)
+        if row is None:
+            return False
+        row.revoked_at = utcnow()
+    return True

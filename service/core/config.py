@@ -1,0 +1,173 @@
+"""Service settings, read once from the environment (12-factor): every process of a deployment -- API, workers,
+CLI -- builds the same ``Settings`` from the same variables, so they agree on the database, broker and blobs."""
+
+from __future__ import annotations
+
+import ipaddress
+import os
+from dataclasses import dataclass, field
+from ipaddress import IPv4Network, IPv6Network
+from pathlib import Path
+
+from evaluation.formats.source import DecodeLimits
+
+
+def default_data_dir() -> Path:
+    """Where the embedded default keeps its SQLite files and blobs: ``$XDG_DATA_HOME/evalserve``."""
+    base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
+    return Path(base) / "evalserve"
+
+
+def parse_networks(text: str) -> tuple[IPv4Network | IPv6Network, ...]:
+    """``EVALSERVE_WEBHOOK_ALLOW_NETWORKS``: comma-separated CIDRs (``127.0.0.1/32,10.0.0.0/8``); ValueError for
+    a malformed one, so a typo stops the service at start rather than refusing every webhook later."""
+    return tuple(ipaddress.ip_network(part.strip(), strict=False) for part in text.split(",") if part.strip())
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Per-user limits of a public instance: request rates per token, storage and job quotas, and what one request
+    may carry. A rate is a limits string ("1200/minute", "10/hour"; empty: off); a quota of 0 is off. Admin tokens
+    are exempt from the rates and quotas (not from the per-request limits)."""
+
+    rate: str = "1200/minute"  # every request of a token (anonymous callers: per address); /health exempt
+    upload_rate: str = "60/minute"  # POSTs that upload files or queue work
+    register_rate: str = "10/hour"  # registration attempts per token and task (guessing registration codes)
+    storage_bytes: int = 1024 * 1024 * 1024  # stored runs and collections per user (distinct blobs)
+    active_jobs: int = 20  # queued + running jobs per user
+    jobs_per_day: int = 1000  # jobs per user per UTC day
+    max_measures: int = 200  # measures per evaluation request
+    max_runs_per_request: int = 100  # run files (or stored runs) per request
+    max_form_parts: int = 1000  # multipart parts (files and fields) of one request
+
+    @classmethod
+    def from_env(cls, env: dict[str, str]) -> Limits:
+        """``EVALSERVE_RATE_LIMIT`` (default 1200/minute), ``EVALSERVE_UPLOAD_RATE_LIMIT`` (60/minute),
+        ``EVALSERVE_REGISTER_RATE_LIMIT`` (10/hour), ``EVALSERVE_QUOTA_STORAGE_MB`` (1024),
+        ``EVALSERVE_QUOTA_ACTIVE_JOBS`` (20), ``EVALSERVE_QUOTA_JOBS_PER_DAY`` (1000),
+        ``EVALSERVE_MAX_RUNS_PER_REQUEST`` (100), ``EVALSERVE_MAX_FORM_PARTS`` (1000)."""
+        return cls(
+            rate=env.get("EVALSERVE_RATE_LIMIT", cls.rate).strip(),
+            upload_rate=env.get("EVALSERVE_UPLOAD_RATE_LIMIT", cls.upload_rate).strip(),
+            register_rate=env.get("EVALSERVE_REGISTER_RATE_LIMIT", cls.register_rate).strip(),
+            storage_bytes=int(float(env.get("EVALSERVE_QUOTA_STORAGE_MB", "1024")) * 1024 * 1024),
+            active_jobs=int(env.get("EVALSERVE_QUOTA_ACTIVE_JOBS", str(cls.active_jobs))),
+            jobs_per_day=int(env.get("EVALSERVE_QUOTA_JOBS_PER_DAY", str(cls.jobs_per_day))),
+            max_runs_per_request=int(env.get("EVALSERVE_MAX_RUNS_PER_REQUEST", str(cls.max_runs_per_request))),
+            max_form_parts=int(env.get("EVALSERVE_MAX_FORM_PARTS", str(cls.max_form_parts))),
+        )
+
+
+@dataclass(frozen=True)
+class Settings:
+    """What a deployment is configured with; ``from_env`` documents each variable."""
+
+    data_dir: Path
+    database_url: str
+    broker_url: str
+    blob_dir: Path | None = None  # None: blobs live in the database (every worker can read them)
+    max_upload_bytes: int = 512 * 1024 * 1024
+    max_decompressed_bytes: int = 2048 * 1024 * 1024  # one upload (or stored file) once gunzipped
+    max_line_bytes: int = DecodeLimits.max_line_bytes  # one line of a line-based input (JSON documents exempt)
+    max_lines: int = DecodeLimits.max_lines  # lines of one input (an MS MARCO run has 7 million)
+    lease_seconds: float = 60.0  # a running job whose worker stopped renewing its lease this long is re-run
+    requeue_after_seconds: float = 120.0  # a queued job not picked up this long is published to the broker again
+    sweep_every_seconds: float = 10.0
+    job_time_limit_seconds: float = 6 * 3600.0
+    max_attempts: int = 5
+    queue: str = "evalserve"  # broker queue name: deployments sharing one Redis keep apart by name
+    webhook_max_attempts: int = 8  # a webhook delivery still failing after this many attempts is marked failed
+    webhook_backoff_seconds: float = 30.0  # the wait after a delivery's first failed attempt; doubled each time
+    webhook_timeout_seconds: float = 10.0  # one delivery attempt's connect/read/write timeout
+    limits: Limits = field(default_factory=lambda: Limits())
+    # networks webhooks may be sent to although they are not public (loopback, private...): empty by default
+    webhook_allow_networks: tuple[IPv4Network | IPv6Network, ...] = ()
+    max_webhooks_per_task: int = 20  # active webhooks of one task
+    webhook_ping_interval_seconds: float = 10.0  # one ping per webhook per this many seconds
+    webhook_task_pings_per_minute: int = 10  # pings over all of a task's webhooks in any 60 s
+    worker_heartbeat_seconds: float = 5.0  # how often each worker process writes its heartbeat row
+    health_worker_stale_seconds: float = 30.0  # /health is degraded when no worker heartbeated this recently
+    health_queue_stale_seconds: float = 300.0  # ... or when a job has been queued longer than this
+    split_runs: int = 10  # an evaluation job is split into parts of at least this many runs (0: never split)
+    split_max_parts: int = 16  # ... and into at most this many parts
+    catalogue_dir: Path | None = None  # where published judgment sets lie (POST /v1/catalogue)
+    extra: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def webhook_queue(self) -> str:
+        """The broker queue of webhook deliveries: apart from evaluations, so a slow receiver never holds up a
+        job (its own worker process, ``evalserve.cli.serve.webhook_worker_command``)."""
+        return f"{self.queue}.webhooks"
+
+    @property
+    def decode_limits(self) -> DecodeLimits:
+        """The caps every upload is decoded under, in the API and again when a worker reads a stored file."""
+        return DecodeLimits(self.max_decompressed_bytes, self.max_line_bytes, self.max_lines)
+
+    @property
+    def embedded_broker(self) -> bool:
+        return self.broker_url.startswith("sqlite")
+
+    @classmethod
+    def from_env(cls, environ: dict[str, str] | None = None) -> Settings:
+        """``EVALSERVE_DATA_DIR`` (default ``~/.local/share/evalserve``), ``DATABASE_URL`` (default SQLite in the
+        data dir), ``REDIS_URL`` (default: an embedded SQLite broker in the data dir), ``EVALSERVE_BLOB_DIR``,
+        ``EVALSERVE_MAX_UPLOAD_MB``, ``EVALSERVE_MAX_DECOMPRESSED_MB`` (default: 20 x the upload limit or 2048,
+        whichever is lower), ``EVALSERVE_MAX_LINE_BYTES`` (default 8 MiB), ``EVALSERVE_MAX_LINES`` (default
+        10,000,000), ``EVALSERVE_LEASE_SECONDS``, ``EVALSERVE_REQUEUE_AFTER_SECONDS``,
+        ``EVALSERVE_SWEEP_SECONDS``, ``EVALSERVE_JOB_TIME_LIMIT_SECONDS``, ``EVALSERVE_MAX_ATTEMPTS``,
+        ``EVALSERVE_QUEUE``, ``EVALSERVE_WEBHOOK_MAX_ATTEMPTS`` (default 8), ``EVALSERVE_WEBHOOK_BACKOFF_SECONDS``
+        (default 30), ``EVALSERVE_WEBHOOK_TIMEOUT_SECONDS`` (default 10), ``EVALSERVE_WEBHOOK_ALLOW_NETWORKS``
+        (comma-separated CIDRs, default none), ``EVALSERVE_MAX_WEBHOOKS_PER_TASK`` (default 20),
+        ``EVALSERVE_WEBHOOK_PING_INTERVAL_SECONDS`` (default 10), ``EVALSERVE_WEBHOOK_TASK_PINGS_PER_MINUTE``
+        (default 10), ``EVALSERVE_WORKER_HEARTBEAT_SECONDS``
+        (default 5), ``EVALSERVE_HEALTH_WORKER_STALE_SECONDS`` (default 30), ``EVALSERVE_HEALTH_QUEUE_STALE_SECONDS``
+        (default 300), ``EVALSERVE_SPLIT_RUNS`` (default 10: jobs of 20 runs or more are split over workers in parts of
+        at least 10 runs; 0 never splits), ``EVALSERVE_SPLIT_MAX_PARTS`` (default 16), ``EVALSERVE_CATALOGUE_DIR``
+        (published judgment sets the admin route may load; default none); the per-user limits: ``Limits.from_env``."""
+        env = dict(os.environ if environ is None else environ)
+        data_dir = Path(env.get("EVALSERVE_DATA_DIR") or default_data_dir()).expanduser()
+        database_url = _normalise_database_url(env.get("DATABASE_URL") or f"sqlite:///{data_dir / 'evalserve.db'}")
+        broker_url = env.get("REDIS_URL") or f"sqlite:///{data_dir / 'broker.db'}"
+        blob_dir = env.get("EVALSERVE_BLOB_DIR")
+        max_upload_bytes = int(float(env.get("EVALSERVE_MAX_UPLOAD_MB", "512")) * 1024 * 1024)
+        decode = DecodeLimits.from_env(env, max_bytes=min(20 * max_upload_bytes, DecodeLimits.max_bytes))
+        return cls(
+            data_dir=data_dir,
+            database_url=database_url,
+            broker_url=broker_url,
+            blob_dir=Path(blob_dir).expanduser() if blob_dir else None,
+            max_upload_bytes=max_upload_bytes,
+            max_decompressed_bytes=decode.max_bytes,
+            max_line_bytes=decode.max_line_bytes,
+            max_lines=decode.max_lines,
+            lease_seconds=float(env.get("EVALSERVE_LEASE_SECONDS", "60")),
+            requeue_after_seconds=float(env.get("EVALSERVE_REQUEUE_AFTER_SECONDS", "120")),
+            sweep_every_seconds=float(env.get("EVALSERVE_SWEEP_SECONDS", "10")),
+            job_time_limit_seconds=float(env.get("EVALSERVE_JOB_TIME_LIMIT_SECONDS", str(6 * 3600))),
+            max_attempts=int(env.get("EVALSERVE_MAX_ATTEMPTS", "5")),
+            queue=env.get("EVALSERVE_QUEUE", "evalserve"),
+            webhook_max_attempts=int(env.get("EVALSERVE_WEBHOOK_MAX_ATTEMPTS", "8")),
+            webhook_backoff_seconds=float(env.get("EVALSERVE_WEBHOOK_BACKOFF_SECONDS", "30")),
+            webhook_timeout_seconds=float(env.get("EVALSERVE_WEBHOOK_TIMEOUT_SECONDS", "10")),
+            limits=Limits.from_env(env),
+            webhook_allow_networks=parse_networks(env.get("EVALSERVE_WEBHOOK_ALLOW_NETWORKS", "")),
+            max_webhooks_per_task=int(env.get("EVALSERVE_MAX_WEBHOOKS_PER_TASK", "20")),
+            webhook_ping_interval_seconds=float(env.get("EVALSERVE_WEBHOOK_PING_INTERVAL_SECONDS", "10")),
+            webhook_task_pings_per_minute=int(env.get("EVALSERVE_WEBHOOK_TASK_PINGS_PER_MINUTE", "10")),
+            worker_heartbeat_seconds=float(env.get("EVALSERVE_WORKER_HEARTBEAT_SECONDS", "5")),
+            health_worker_stale_seconds=float(env.get("EVALSERVE_HEALTH_WORKER_STALE_SECONDS", "30")),
+            health_queue_stale_seconds=float(env.get("EVALSERVE_HEALTH_QUEUE_STALE_SECONDS", "300")),
+            split_runs=int(env.get("EVALSERVE_SPLIT_RUNS", "10")),
+            split_max_parts=int(env.get("EVALSERVE_SPLIT_MAX_PARTS", "16")),
+            catalogue_dir=Path(env["EVALSERVE_CATALOGUE_DIR"]).expanduser() if env.get("EVALSERVE_CATALOGUE_DIR")
+            else None,
+        )
+
+
+def _normalise_database_url(url: str) -> str:
+    """``postgres://`` and ``postgresql://`` (as Heroku-style hosts give them) use the psycopg 3 driver."""
+    for prefix in ("postgres://", "postgresql://"):
+        if url.startswith(prefix):
+            return "postgresql+psycopg://" + url[len(prefix) :]
+    return url

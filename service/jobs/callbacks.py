@@ -1,0 +1,84 @@
+"""Job callbacks: a job created with a ``callback_url`` POSTs its document there when it ends (succeeded, failed or
+cancelled), HMAC-signed with the job's own secret (returned once, in the 202) by the webhook machinery: a delivery
+row stored before anything is sent, the same target checks, pinned connection, retries with backoff and sweeper
+(``webhooks.delivery``). No Flask here: the API (a cancelled queued job) and the workers (every other end) share it.
+"""
+
+from __future__ import annotations
+
+import logging
+import secrets
+from datetime import date, datetime
+from typing import Any
+
+from celery import Celery
+from sqlalchemy import select
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.orm import Session
+
+from evalserve.service.core.config import Settings
+from evalserve.service.jobs.document import job_document
+from evalserve.service.store.db import Database
+from evalserve.service.store.models import FINAL_STATES, JOB_CALLBACK_EVENT, Job, WebhookDelivery, new_id, utcnow
+from evalserve.service.webhooks import targets as webhook_targets
+from evalserve.service.webhooks.delivery import publish_deliveries
+
+log = logging.getLogger(__name__)
+
+
+def new_secret() -> str:
+    """A job's signing secret."""
+    return secrets.token_urlsafe(32)
+
+
+def check_url(url: str, settings: Settings) -> None:
+    """``webhook_targets.TargetError`` unless webhooks could be sent to ``url`` (checked again before each attempt)."""
+    webhook_targets.check(url, settings.webhook_allow_networks)
+
+
+def record(db: Database, job_id: str) -> str | None:
+    """Store the callback delivery of an ended job that has a ``callback_url``, unless one is stored already (one
+    per job: a unique index settles a race between the API and a worker); its id, else None."""
+    try:
+        with db.session() as s:
+            job = s.get(Job, job_id)
+            return None if job is None else record_in(s, job)
+    except IntegrityError:  # recorded by another process meanwhile
+        return None
+
+
+def record_in(session: Session, job: Job) -> str | None:
+    """``record`` in the caller's session, for a job read in it (the caller commits; the unique index may refuse
+    the row then, when another process recorded it meanwhile)."""
+    if not job.callback_url or job.state not in FINAL_STATES:
+        return None
+    if session.execute(select(WebhookDelivery.id).where(WebhookDelivery.job_id == job.id)).first() is not None:
+        return None
+    now = utcnow()
+    row = WebhookDelivery(id=new_id("dlv"), webhook_id=None, job_id=job.id, event=JOB_CALLBACK_EVENT,
+                          payload=_jsonable(job_document(job)), state="pending", attempts=0,
+                          next_attempt_at=now, log=[], created_at=now)
+    session.add(row)
+    return row.id
+
+
+def announce(db: Database, celery: Celery | None, job_id: str) -> None:
+    """Record the job's callback if it is due and send the wake-up for it; never fails the caller (the sweeper
+    publishes a pending delivery whose message was lost)."""
+    try:
+        delivery = record(db, job_id)
+    except Exception:
+        log.exception("could not record the callback of job %s", job_id)
+        return
+    if delivery is not None and celery is not None:
+        publish_deliveries(celery, [delivery])
+
+
+def _jsonable(value: Any) -> Any:
+    if isinstance(value, (datetime, date)):
+        return value.isoformat()
+    if isinstance(value, dict):
+        return {k: _jsonable(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_jsonable(v) for v in value]
+    return value

@@ -1,0 +1,16 @@
+"""HTTP resources, one blueprint per resource, all under ``/v1`` except health and the OpenAPI document."""
+
+from evalserve.service.web.api import (
+    catalogue,
+    collections,
+    evaluations,
+    health,
+    jobs,
+    measures,
+    runs,
+    tasks,
+    webhooks,
+)
+
+BLUEPRINTS = (health.blp, measures.blp, catalogue.blp, collections.blp, runs.blp, evaluations.blp, jobs.blp, tasks.blp,
+              webhooks.blp)

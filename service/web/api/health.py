@@ -1,0 +1,25 @@
+"""``GET /health``: is the database reachable, does the broker answer, are workers alive, is the queue moving.
+
+503 when the database or the broker is down (the API cannot do its work); 200 with ``"status": "degraded"`` when
+the API is fine but no worker has heartbeated recently or a job has waited too long (work is accepted and kept,
+but not being done: restart or add workers)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from flask_smorest import Blueprint
+
+from evalserve.service.jobs.health import health_report
+from evalserve.service.web.context import state
+from evalserve.service.web.schemas import HealthSchema
+
+blp = Blueprint("health", __name__, url_prefix="/health", description="Liveness and dependencies")
+
+
+@blp.route("")
+@blp.response(200, HealthSchema)
+@blp.alt_response(503, schema=HealthSchema, description="the database or the broker is down")
+@blp.doc(security=[])  # public: no token needed
+def health() -> Any:
+    return health_report(state())

@@ -1,0 +1,115 @@
+"""``/v1/jobs``: state, progress and results of evaluation jobs; ``DELETE`` cancels. Each view reads the request,
+makes one call to ``jobs.queries`` and answers with what it returns."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from flask import Response
+from flask.views import MethodView
+from flask_smorest import Blueprint
+
+from evalserve.service.core.etags import etag_of, matches
+from evalserve.service.core.longpoll import wait_for_change
+from evalserve.service.jobs import queries as caller_jobs
+from evalserve.service.store.models import FINAL_STATES
+from evalserve.service.web.api.conditional import if_none_match, not_modified
+from evalserve.service.web.auth import current_token, require
+from evalserve.service.web.context import state
+from evalserve.service.web.problems import PROBLEM_JSON, ProblemSchema
+from evalserve.service.web.schemas import JobQuerySchema, JobSchema, PlotQuerySchema, ResultQuerySchema
+
+blp = Blueprint("jobs", __name__, url_prefix="/v1/jobs", description="Jobs and results")
+
+MEDIA = {"json": "application/json", "tsv": "text/tab-separated-values", "csv": "text/csv",
+         "trec_eval": "text/plain", "table": "text/plain", "html": "text/html", "latex": "application/x-latex"}
+#: the result's media type by ``format``, for the OpenAPI document
+RESULT_DESCRIPTION = "the result in the requested format (JSON: the offline CLI's document)"
+RESULT_CONTENT = {media: {"schema": {"type": "object" if fmt == "json" else "string"}} for fmt, media in MEDIA.items()}
+
+
+@blp.route("")
+class Jobs(MethodView):
+    @require("read")
+    @blp.response(200, JobSchema(many=True))
+    @blp.paginate()
+    def get(self, pagination_parameters: Any) -> Any:
+        """List your jobs (an admin sees every job), newest first."""
+        return caller_jobs.list_jobs(state(), current_token(), pagination_parameters)
+
+
+@blp.route("/<string:job_id>")
+class OneJob(MethodView):
+    @require("read")
+    @blp.arguments(JobQuerySchema, location="query")
+    @blp.response(200, JobSchema, headers={"ETag": {"description": "strong; send it as If-None-Match",
+                                                      "schema": {"type": "string"}}})
+    @blp.alt_response(304, description="If-None-Match names the job as it is (no body)")
+    def get(self, query: dict[str, Any], job_id: str) -> Any:
+        """The job's state (queued, running, succeeded, failed, cancelled), progress and links. ``?wait=SECONDS``
+        long-polls: the answer comes as soon as the job differs from the one your ``If-None-Match`` names (or
+        from the job as it was when the request arrived), or after the wait; ``304`` when it is still the one
+        you have."""
+        st = state()
+        tag, document = tagged(caller_jobs.shown_job(st, current_token(), job_id))
+        known = if_none_match()
+        if query["wait"] > 0:
+            tag, document = wait_for_change(lambda: tagged(caller_jobs.job_now(st, job_id)), known or {tag},
+                                            query["wait"], done=lambda d: d["state"] in FINAL_STATES)
+        headers = {"ETag": tag}
+        if document["state"] not in FINAL_STATES:
+            headers["Retry-After"] = "1"
+        if matches(tag, known):
+            return not_modified(tag, headers)
+        return document, 200, headers
+
+    @require("submit")
+    @blp.response(200, JobSchema)
+    def delete(self, job_id: str) -> Any:
+        """Cancel the job: at once when queued; a running job stops at its next step."""
+        return caller_jobs.cancel_job(state(), current_token(), job_id)
+
+
+def tagged(document: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+    """The job as shown, with its ETag."""
+    return etag_of(document), document
+
+
+@blp.route("/<string:job_id>/result")
+class Result(MethodView):
+    @require("read")
+    @blp.arguments(ResultQuerySchema, location="query")
+    @blp.response(200, description=RESULT_DESCRIPTION, content_type="application/json")
+    @blp.alt_response(304, description="If-None-Match names this result (no body)")
+    @blp.alt_response(409, schema=ProblemSchema, content_type=PROBLEM_JSON,
+                      description="the job has not succeeded")
+    @blp.doc(responses={"200": {"description": RESULT_DESCRIPTION, "content": RESULT_CONTENT}})
+    def get(self, query: dict[str, Any], job_id: str) -> Any:
+        """The results of a succeeded job, in the offline CLI's shape: ``json`` (default), tsv, csv, trec_eval
+        (evaluation jobs), table (meta-evaluation jobs); ``html`` or ``latex``: a report with the scores,
+        significance tests, the measures' definitions and axiomatic profiles."""
+        fmt = query["format"]
+        result = caller_jobs.job_result(state(), current_token(), job_id, fmt, query.get("per_topic"),
+                                        if_none_match())
+        if result.text is None:
+            return not_modified(result.tag)
+        return Response(result.text, mimetype=MEDIA[fmt], headers={"ETag": result.tag})
+
+
+@blp.route("/<string:job_id>/plot")
+class Plot(MethodView):
+    @require("read")
+    @blp.arguments(PlotQuerySchema, location="query")
+    @blp.response(200, description="PNG or SVG: ASL curves of a discriminative-power job, per-topic score"
+                  " distributions of an evaluation job", content_type="image/png")
+    @blp.alt_response(409, schema=ProblemSchema, content_type=PROBLEM_JSON, description="the job has not succeeded")
+    @blp.alt_response(422, schema=ProblemSchema, content_type=PROBLEM_JSON,
+                      description="nothing to draw for this job, or plots unavailable on the server")
+    @blp.doc(responses={"200": {"description": "the plot", "content": {
+        "image/png": {"schema": {"type": "string", "format": "binary"}},
+        "image/svg+xml": {"schema": {"type": "string"}}}}})
+    def get(self, query: dict[str, Any], job_id: str) -> Any:
+        """A plot of the job's results (``?format=png`` or ``svg``)."""
+        fmt = query["format"]
+        image = caller_jobs.job_plot(state(), current_token(), job_id, fmt)
+        return Response(image, mimetype="image/png" if fmt == "png" else "image/svg+xml")

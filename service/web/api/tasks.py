@@ -1,0 +1,332 @@
+"""``/v1/tasks``: shared tasks -- phases, participants, submissions, judgments versions and the leaderboard.
+
+Organisers (the creating token, and admins) manage a task and see everything; registered participants submit
+runs and see their own submissions; anyone reads a public leaderboard, without a token too. The views read the
+request and write the response; each calls one function of ``services`` (one database session) and returns the
+objects it gives back, which the response schemas serialise."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from flask import Response
+from flask.views import MethodView
+from flask_smorest import Blueprint
+
+from evalserve.service.shared_tasks import services
+from evalserve.service.shared_tasks.access import is_organiser
+from evalserve.service.store.models import JobState, utcnow
+from evalserve.service.web.auth import caller_or_none, current_token, require
+from evalserve.service.web.context import state
+from evalserve.service.web.idempotency import idempotent
+from evalserve.service.web.leaderboard_html import render_leaderboard_html
+from evalserve.service.web.problems import PROBLEM_JSON, ProblemSchema
+from evalserve.service.web.schemas import CollectionFilesSchema
+from evalserve.service.web.task_schemas import (
+    JudgmentsFormSchema,
+    JudgmentsVersionSchema,
+    LeaderboardQuerySchema,
+    ParticipantSchema,
+    PerTopicSchema,
+    PhaseInSchema,
+    PhasePatchSchema,
+    PhaseSchema,
+    ReevaluationSchema,
+    RegistrationSchema,
+    SubmissionListQuerySchema,
+    SubmissionPatchSchema,
+    SubmissionSchema,
+    TaskInSchema,
+    TaskMetaQuerySchema,
+    TaskMetaSchema,
+    TaskPatchSchema,
+    TaskSchema,
+    TaskSubmissionFilesSchema,
+    TaskSubmissionFormSchema,
+)
+from evalserve.service.web.upload_limits import check_upload
+from evaluation.leaderboard import to_csv, to_latex
+from evaluation.side_registry import SIDE_KINDS
+
+blp = Blueprint("tasks", __name__, url_prefix="/v1/tasks", description="Shared tasks and leaderboards")
+
+#: operations that work without a token too (public tasks)
+ANYONE: list[dict[str, list[str]]] = [{}, {"bearerAuth": []}]
+NOT_FOUND = {"schema": ProblemSchema, "content_type": PROBLEM_JSON,
+             "description": "no such task (or a private one the caller does not take part in)"}
+FORBIDDEN = {"schema": ProblemSchema, "content_type": PROBLEM_JSON,
+             "description": "the caller's role does not allow this (organisers only, or not registered)"}
+
+
+@blp.route("")
+class Tasks(MethodView):
+    @require("read", anonymous=True)
+    @blp.doc(security=ANYONE)
+    @blp.response(200, TaskSchema(many=True))
+    @blp.paginate()
+    def get(self, pagination_parameters: Any) -> Any:
+        """List the tasks the caller may see (public and blinded ones, and private ones they organise or take
+        part in; without a token: public and blinded ones), newest first."""
+        return services.list_tasks(state(), caller_or_none(), pagination_parameters)
+
+    @require("submit")
+    @idempotent
+    @blp.arguments(TaskInSchema)
+    @blp.response(201, TaskSchema)
+    @blp.alt_response(404, schema=ProblemSchema, content_type=PROBLEM_JSON, description="no such collection")
+    @blp.alt_response(422, schema=ProblemSchema, content_type=PROBLEM_JSON,
+                      description="unknown measure, overlapping phases, blinded without a date, ...")
+    def post(self, body: dict[str, Any]) -> Any:
+        """Create a task over one of your collections (its judgments become hidden), with its official measures,
+        primary measure, visibility, registration and phases; you are its organiser."""
+        task = services.create_task(state(), current_token(), body)
+        return task, 201, {"Location": f"/v1/tasks/{task.id}"}
+
+
+@blp.route("/<string:task_id>")
+class OneTask(MethodView):
+    @require("read", anonymous=True)
+    @blp.doc(security=ANYONE)
+    @blp.response(200, TaskSchema)
+    @blp.alt_response(404, **NOT_FOUND)
+    def get(self, task_id: str) -> Any:
+        """The task, its phases and the caller's role."""
+        return services.get_task(state(), caller_or_none(), task_id)
+
+    @require("submit")
+    @blp.arguments(TaskPatchSchema)
+    @blp.response(200, TaskSchema)
+    @blp.alt_response(403, **FORBIDDEN)
+    @blp.alt_response(404, **NOT_FOUND)
+    def patch(self, body: dict[str, Any], task_id: str) -> Any:
+        """Change the task's name, description, visibility, registration, significance or per-topic feedback
+        settings (organisers)."""
+        return services.update_task(state(), current_token(), task_id, body)
+
+
+@blp.route("/<string:task_id>/phases")
+class Phases(MethodView):
+    @require("read", anonymous=True)
+    @blp.doc(security=ANYONE)
+    @blp.response(200, PhaseSchema(many=True))
+    @blp.alt_response(404, **NOT_FOUND)
+    def get(self, task_id: str) -> Any:
+        """The task's phases, in time order (UTC)."""
+        return services.list_phases(state(), caller_or_none(), task_id)
+
+    @require("submit")
+    @blp.arguments(PhaseInSchema)
+    @blp.response(201, PhaseSchema)
+    @blp.alt_response(403, **FORBIDDEN)
+    @blp.alt_response(404, **NOT_FOUND)
+    @blp.alt_response(422, schema=ProblemSchema, content_type=PROBLEM_JSON,
+                      description="closes before it opens, overlaps another phase, name taken")
+    def post(self, body: dict[str, Any], task_id: str) -> Any:
+        """Add a phase (organisers); phases do not overlap."""
+        return services.add_phase(state(), current_token(), task_id, body), 201
+
+
+@blp.route("/<string:task_id>/phases/<string:name>")
+class OnePhase(MethodView):
+    @require("submit")
+    @blp.arguments(PhasePatchSchema)
+    @blp.response(200, PhaseSchema)
+    @blp.alt_response(403, **FORBIDDEN)
+    @blp.alt_response(404, **NOT_FOUND)
+    @blp.alt_response(422, schema=ProblemSchema, content_type=PROBLEM_JSON, description="an invalid window")
+    def patch(self, body: dict[str, Any], task_id: str, name: str) -> Any:
+        """Move a phase's window (extend a deadline, say) or change its quotas (organisers)."""
+        return services.update_phase(state(), current_token(), task_id, name, body)
+
+
+@blp.route("/<string:task_id>/participants")
+class Participants(MethodView):
+    @require("read")
+    @blp.response(200, ParticipantSchema(many=True))
+    @blp.alt_response(404, **NOT_FOUND)
+    def get(self, task_id: str) -> Any:
+        """The task's participants (organisers); a participant sees their own registration only."""
+        return services.list_participants(state(), caller_or_none(), task_id)
+
+    @require("submit")
+    @idempotent
+    @blp.arguments(RegistrationSchema)
+    @blp.response(201, ParticipantSchema)
+    @blp.alt_response(403, schema=ProblemSchema, content_type=PROBLEM_JSON,
+                      description="the task takes participants by code, and none or a wrong one was given")
+    @blp.alt_response(404, **NOT_FOUND)
+    @blp.alt_response(409, schema=ProblemSchema, content_type=PROBLEM_JSON,
+                      description="already registered, or the team name is taken")
+    @blp.alt_response(429, schema=ProblemSchema, content_type=PROBLEM_JSON,
+                      description="too many registration attempts for this task (EVALSERVE_REGISTER_RATE_LIMIT;"
+                                  " Retry-After)")
+    def post(self, body: dict[str, Any], task_id: str) -> Any:
+        """Register the caller for the task under a team name."""
+        return services.register(state(), current_token(), task_id, body["team"], body.get("code")), 201
+
+
+@blp.route("/<string:task_id>/submissions")
+class Submissions(MethodView):
+    @require("read")
+    @blp.arguments(SubmissionListQuerySchema, location="query")
+    @blp.response(200, SubmissionSchema(many=True))
+    @blp.paginate()
+    @blp.alt_response(404, **NOT_FOUND)
+    def get(self, query: dict[str, Any], task_id: str, pagination_parameters: Any) -> Any:
+        """Your submissions to the task (organisers: everyone's), newest first; ``?phase=`` filters."""
+        return services.list_submissions(state(), caller_or_none(), task_id, query.get("phase"),
+                                         pagination_parameters)
+
+    @require("submit")
+    @idempotent
+    @blp.arguments(TaskSubmissionFormSchema, location="form")
+    @blp.arguments(TaskSubmissionFilesSchema, location="files")
+    @blp.response(202, SubmissionSchema)
+    @blp.alt_response(403, **FORBIDDEN)
+    @blp.alt_response(404, **NOT_FOUND)
+    @blp.alt_response(409, schema=ProblemSchema, content_type=PROBLEM_JSON,
+                      description="no phase is open: the deadline has passed (phase-closed) or the next phase has not"
+                                  " opened (phase-not-open)")
+    @blp.alt_response(422, schema=ProblemSchema, content_type=PROBLEM_JSON,
+                      description="the run has errors (all of them listed); nothing is stored")
+    @blp.alt_response(429, schema=ProblemSchema, content_type=PROBLEM_JSON,
+                      description="the participant's quota for the day (Retry-After) or the phase is used up, or"
+                                  " the caller's rate limit, storage or job quota (quota-exceeded, rate-limited)")
+    def post(self, form: dict[str, Any], files: dict[str, Any], task_id: str) -> Any:
+        """Submit a run (multipart field ``run``) with a description: checked against the deadline (UTC, at
+        arrival) and your quota, validated, stored and queued for evaluation with the official measures."""
+        arrival = utcnow()
+        upload = files["run"]
+        data = upload.read()
+        check_upload(files=1, stored=[data], jobs=1)
+        sub = services.submit(state(), current_token(), task_id, (upload.filename or "run", data),
+                              description=form["description"], baseline=form["baseline"],
+                              phase_name=form.get("phase"), arrival=arrival, run_format=form["run_format"])
+        return sub, 202, {"Location": f"/v1/tasks/{task_id}/submissions/{sub.id}", "Retry-After": "1"}
+
+
+@blp.route("/<string:task_id>/submissions/<string:submission_id>")
+class OneSubmission(MethodView):
+    @require("read")
+    @blp.response(200, SubmissionSchema)
+    @blp.alt_response(404, **NOT_FOUND)
+    def get(self, task_id: str, submission_id: str) -> Any:
+        """A submission's state, progress and scores (yours; organisers: any)."""
+        out = services.get_submission(state(), caller_or_none(), task_id, submission_id)
+        headers = {} if out.state in (JobState.SUCCEEDED, JobState.FAILED, JobState.CANCELLED) else {"Retry-After": "1"}
+        return out, 200, headers
+
+    @require("submit")
+    @blp.arguments(SubmissionPatchSchema)
+    @blp.response(200, SubmissionSchema)
+    @blp.alt_response(404, **NOT_FOUND)
+    def patch(self, body: dict[str, Any], task_id: str, submission_id: str) -> Any:
+        """Choose this submission for the leaderboard (``{"selected": true}``) instead of your latest."""
+        return services.select_submission(state(), current_token(), task_id, submission_id, body["selected"])
+
+
+@blp.route("/<string:task_id>/submissions/<string:submission_id>/per-topic")
+class SubmissionPerTopic(MethodView):
+    @require("read")
+    @blp.response(200, PerTopicSchema)
+    @blp.alt_response(403, schema=ProblemSchema, content_type=PROBLEM_JSON,
+                      description="the task gives participants no per-topic feedback (per-topic-feedback-off), or a"
+                                  " blinded task hides scores until its date (scores-hidden)")
+    @blp.alt_response(404, **NOT_FOUND)
+    def get(self, task_id: str, submission_id: str) -> Any:
+        """Your submission's score on every topic under each official measure (organisers: any submission), as
+        TREC gives each team its per-topic evaluation; never the judgments, never another team's scores."""
+        out = services.submission_per_topic(state(), caller_or_none(), task_id, submission_id)
+        headers = {} if out.state in (JobState.SUCCEEDED, JobState.FAILED, JobState.CANCELLED) else {"Retry-After": "1"}
+        return out, 200, headers
+
+
+@blp.route("/<string:task_id>/judgments")
+class Judgments(MethodView):
+    @require("read")
+    @blp.response(200, JudgmentsVersionSchema(many=True))
+    @blp.alt_response(403, **FORBIDDEN)
+    @blp.alt_response(404, **NOT_FOUND)
+    def get(self, task_id: str) -> Any:
+        """The history of the task's judgments versions (organisers)."""
+        return services.judgments_history(state(), caller_or_none(), task_id)
+
+    @require("submit")
+    @idempotent
+    @blp.arguments(JudgmentsFormSchema, location="form")
+    @blp.arguments(CollectionFilesSchema, location="files")
+    @blp.response(202, ReevaluationSchema)
+    @blp.alt_response(403, **FORBIDDEN)
+    @blp.alt_response(404, **NOT_FOUND)
+    @blp.alt_response(422, schema=ProblemSchema, content_type=PROBLEM_JSON,
+                      description="the judgments have errors (all of them listed), or a field is given twice")
+    @blp.alt_response(429, schema=ProblemSchema, content_type=PROBLEM_JSON,
+                      description="over the rate limit or the storage quota (Retry-After); nothing is stored")
+    def post(self, form: dict[str, Any], files: dict[str, Any], task_id: str) -> Any:
+        """Install new judgments (multipart, as for a collection) as the next version and re-evaluate every
+        submission against them; earlier versions and their results stay (``?version=`` on the leaderboard)."""
+        qrels = files["qrels"]
+        weights = files.get("intent_weights")
+        side = {kind: (f.filename or kind, f.read()) for kind in SIDE_KINDS if (f := files.get(kind)) is not None}
+        qrels_file = (qrels.filename or "qrels", qrels.read())
+        weights_file = (weights.filename or "intent-weights", weights.read()) if weights else None
+        check_upload(stored=[qrels_file[1], *([weights_file[1]] if weights_file else []),
+                             *(data for _, data in side.values())])
+        name = f"{task_id} judgments"
+        return services.new_judgments(state(), current_token(), task_id,
+                                      {**form, "name": name, "description": form["note"]}, qrels_file, weights_file,
+                                      side), 202
+
+
+LEADERBOARD_MEDIA = {"json": "application/json", "csv": "text/csv", "latex": "application/x-latex",
+                     "html": "text/html"}
+
+
+@blp.route("/<string:task_id>/leaderboard")
+class LeaderboardView(MethodView):
+    @require("read", anonymous=True)
+    @blp.doc(security=ANYONE)
+    @blp.arguments(LeaderboardQuerySchema, location="query")
+    @blp.response(200, description="the leaderboard: JSON document, CSV, LaTeX table or HTML page",
+                  content_type="application/json")
+    @blp.doc(responses={"200": {"description": "the leaderboard", "content": {
+        media: {"schema": {"type": "object" if fmt == "json" else "string"}}
+        for fmt, media in LEADERBOARD_MEDIA.items()}}})
+    @blp.alt_response(403, schema=ProblemSchema, content_type=PROBLEM_JSON,
+                      description="the task is blinded until a date (organisers only before it)")
+    @blp.alt_response(404, **NOT_FOUND)
+    def get(self, query: dict[str, Any], task_id: str) -> Any:
+        """The leaderboard of a phase: each participant's chosen or latest evaluated submission ranked by the
+        primary measure, every official measure, significance marks and differences to the best and the
+        baseline. Public tasks need no token."""
+        task, board = services.leaderboard(state(), caller_or_none(), task_id, phase_name=query.get("phase"),
+                                           version=query.get("version"), selection=query["selection"])
+        fmt, document = query["format"], board.document
+        if fmt == "html":
+            meta = f"/v1/tasks/{task.id}/meta" if is_organiser(task, caller_or_none()) else None
+            return Response(render_leaderboard_html(document, meta_link=meta), mimetype="text/html")
+        if fmt == "json":
+            return Response(json.dumps(document, indent=2) + "\n", mimetype="application/json")
+        caption = f"{task.name}: leaderboard"
+        text = to_csv(board.ranked) if fmt == "csv" else to_latex(board.ranked, caption=caption)
+        return Response(text, mimetype=LEADERBOARD_MEDIA[fmt])
+
+
+
+@blp.route("/<string:task_id>/meta")
+class TaskMeta(MethodView):
+    @require("read")
+    @blp.arguments(TaskMetaQuerySchema, location="query")
+    @blp.response(200, TaskMetaSchema)
+    @blp.alt_response(403, **FORBIDDEN)
+    @blp.alt_response(404, **NOT_FOUND)
+    @blp.alt_response(409, schema=ProblemSchema, content_type=PROBLEM_JSON,
+                      description="fewer than two evaluated submissions to compare (too-few-submissions)")
+    def get(self, query: dict[str, Any], task_id: str) -> Any:
+        """Measure advice (organisers): Metric Unanimity, discriminative power (paired bootstrap) and rank
+        correlations of the official measures over the submissions the leaderboard shows, from their stored
+        per-topic scores -- the numbers ``evalserve meta`` gives offline for the same runs and seed."""
+        options = {k: query[k] for k in ("resamples", "alpha", "seed", "correlation")}
+        return services.meta_evaluation(state(), caller_or_none(), task_id, phase_name=query.get("phase"),
+                                        version=query.get("version"), options=options)

@@ -1,0 +1,111 @@
+"""``Idempotency-Key`` on POST: a retried request (same key, same method, path, query and body) gets the first
+response again instead of creating a second collection, run or job; the same key with a different request is
+refused (422), and a retry that arrives while the first is still being processed waits its turn (409).
+
+The key is reserved (a row with status 0) before the work starts, so two concurrent requests with one key
+never both run; a refused or failed request releases its key; a reservation left by a crashed process expires.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable
+from datetime import timedelta
+from functools import wraps
+from typing import Any, TypeVar
+
+from flask import Response, make_response, request
+from sqlalchemy import delete
+from sqlalchemy.exc import IntegrityError
+
+from evalserve.service.store.db import Database
+from evalserve.service.store.models import IdempotencyRecord, as_utc, utcnow
+from evalserve.service.web.auth import current_token
+from evalserve.service.web.context import state
+from evalserve.service.web.problems import ApiProblem
+
+F = TypeVar("F", bound=Callable[..., Any])
+HEADER = "Idempotency-Key"
+IN_PROGRESS = 0
+#: a reservation older than this belongs to a request whose process died; a retry may take it over
+STALE_AFTER = timedelta(minutes=10)
+REPLAYED_HEADERS = ("Content-Type", "Location", "Retry-After")
+
+
+def idempotent(view: F) -> F:
+    """Wrap a POST view (inside authentication) so that its response is stored under the request's key."""
+
+    @wraps(view)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        key = request.headers.get(HEADER)
+        if not key:
+            return view(*args, **kwargs)
+        if len(key) > 200:
+            raise ApiProblem(400, "bad-idempotency-key", f"{HEADER} may have at most 200 characters")
+        owner = current_token().id
+        digest = hashlib.sha256(request.method.encode() + request.full_path.encode() + b"\0"
+                                + request.get_data(cache=True)).hexdigest()
+        db = state().db
+        found = _reserve(db, owner, key, digest)
+        if found is not None:
+            return _replay(found, digest)
+        try:
+            response: Response = make_response(view(*args, **kwargs))
+        except BaseException:
+            _release(db, owner, key)  # nothing was created: the key may be used again
+            raise
+        if response.status_code >= 400:
+            _release(db, owner, key)
+            return response
+        with db.session() as s:
+            record = s.get(IdempotencyRecord, (owner, key))
+            if record is not None:
+                record.status = response.status_code
+                record.body = response.get_data()
+                record.headers = {k: v for k, v in response.headers.items() if k in REPLAYED_HEADERS}
+        return response
+
+    return wrapper  # type: ignore[return-value]
+
+
+def _reserve(db: Database, owner: str, key: str, digest: str) -> IdempotencyRecord | None:
+    """Reserve the key for this request; returns the existing record instead when there is one."""
+    for _ in range(2):
+        try:
+            with db.session() as s:
+                s.add(IdempotencyRecord(owner_id=owner, key=key, request_hash=digest, status=IN_PROGRESS,
+                                        body=b"", headers={}))
+            return None
+        except IntegrityError:
+            with db.session() as s:
+                existing = s.get(IdempotencyRecord, (owner, key))
+                if existing is None:
+                    continue  # released meanwhile: try again
+                created = as_utc(existing.created_at)
+                if existing.status == IN_PROGRESS and created is not None and utcnow() - created > STALE_AFTER:
+                    s.delete(existing)
+                    continue
+                return existing
+    raise ApiProblem(409, "idempotency-key-in-progress", f"a request with this {HEADER} is being processed",
+                     headers={"Retry-After": "1"})
+
+
+def _release(db: Database, owner: str, key: str) -> None:
+    with db.session() as s:
+        s.execute(delete(IdempotencyRecord).where(IdempotencyRecord.owner_id == owner, IdempotencyRecord.key == key,
+                                                  IdempotencyRecord.status == IN_PROGRESS))
+
+
+def _replay(record: IdempotencyRecord, digest: str) -> Response:
+    if record.request_hash != digest:
+        raise ApiProblem(422, "idempotency-key-reused",
+                         f"{HEADER} was already used for a different request; use a new key for a new request")
+    if record.status == IN_PROGRESS:
+        raise ApiProblem(409, "idempotency-key-in-progress",
+                         f"the first request with this {HEADER} is still being processed; retry shortly",
+                         headers={"Retry-After": "1"})
+    response = Response(record.body, status=record.status)
+    for k, v in record.headers.items():
+        response.headers[k] = v
+    response.headers["Idempotent-Replayed"] = "true"
+    return response
