@@ -27,7 +27,7 @@ from evaluation.problems import NothingScored as NothingScored  # defined there:
 from evaluation.report import Report
 from evaluation.side_inputs import SideInputs
 from evaluation.side_registry import side_reader
-from evaluation.sources import Inputs as Inputs  # defined below the pipeline and meta/: no import circle
+from evaluation.sources import Inputs  # defined below the pipeline and meta/: no import circle
 from evaluation.task_pool import Pending, TaskPool, task_pool
 
 #: Judgment file layouts: ``auto`` tells EvALL's 5-column TSV from TREC/NTCIR qrels by the first line.
