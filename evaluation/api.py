@@ -16,9 +16,10 @@ from typing import Any, NamedTuple
 from evaluation.formats.source import Blob, DecodeLimits, load
 from evaluation.measures.base import Measure
 from evaluation.model import IntentWeights, Qrels, Run
-from evaluation.pipeline import Inputs, Opened, build_evaluator, load_inputs, run_evaluation
+from evaluation.pipeline import Opened, build_evaluator, load_inputs, run_evaluation
 from evaluation.problems import InputError
 from evaluation.report import Report
+from evaluation.sources import Inputs
 
 #: One input: a path, its bytes (gzip or not), a ``Blob``, or the object a reader made of it.
 Source = str | os.PathLike[str] | bytes | Blob | Qrels | Run | IntentWeights

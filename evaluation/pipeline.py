@@ -9,7 +9,7 @@ whose topics is judged is refused (``no-topics-scored``) rather than reported as
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import partial
 from pathlib import PurePath
 from typing import Any
@@ -27,6 +27,7 @@ from evaluation.problems import NothingScored as NothingScored  # defined there:
 from evaluation.report import Report
 from evaluation.side_inputs import SideInputs
 from evaluation.side_registry import side_reader
+from evaluation.sources import Inputs  # defined below the pipeline and meta/: no import circle
 from evaluation.task_pool import Pending, TaskPool, task_pool
 
 #: Judgment file layouts: ``auto`` tells EvALL's 5-column TSV from TREC/NTCIR qrels by the first line.
@@ -43,18 +44,6 @@ Opening = Callable[[], Opened]
 
 #: ``progress(stage, fraction)``: called as the work advances; it may raise to stop the evaluation.
 Progress = Callable[[str, float], None]
-
-
-@dataclass
-class Inputs:
-    """Everything one evaluation reads, parsed and checked: judgments, optional intent weights, runs."""
-
-    qrels: Qrels
-    runs: list[Run]
-    intent_weights: IntentWeights | None = None
-    side: SideInputs = field(default_factory=SideInputs)
-    files: dict[str, str] = field(default_factory=dict)  # file name as results show it -> sha256
-    warnings: list[Problem] = field(default_factory=list)
 
 
 def file_label(blob: Blob) -> str:

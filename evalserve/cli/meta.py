@@ -18,12 +18,12 @@ from evaluation.formats.source import DecodeLimits
 from evaluation.judged_ranking import TOPIC_POLICIES
 from evaluation.meta.methods import METHODS, run_method
 from evaluation.meta.render import render_text
-from evaluation.meta.sources import Sources
 from evaluation.meta.table import ScoreTable
 from evaluation.pipeline import QRELS_FORMATS, RUN_FORMATS, load_inputs, run_evaluation
 from evaluation.problems import EvaluationError, InputError
 from evaluation.ranking import TIE_POLICIES
 from evaluation.side_registry import SIDE_KINDS
+from evaluation.sources import Sources
 
 #: how argparse reads a meta option of each kind (``bool`` is a flag, lists are read by name above)
 ARG_TYPES: dict[str, type] = {"int": int, "float": float, "choice": str}

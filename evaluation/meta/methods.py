@@ -22,11 +22,11 @@ from evaluation.meta.preferences import measure_labels, preference_agreement
 from evaluation.meta.robustness import robustness
 from evaluation.meta.scenarios import SCENARIOS, scenario_table
 from evaluation.meta.significance import TESTS, compare_runs
-from evaluation.meta.sources import Sources
 from evaluation.meta.table import ScoreTable
 from evaluation.meta.unanimity import metric_unanimity
 from evaluation.params import Param
 from evaluation.problems import InputError, MetaOptionError, RequestError
+from evaluation.sources import Sources
 
 #: ``progress(stage, fraction)``, as in ``evaluation.pipeline``
 Progress = Callable[[str, float], None]
@@ -49,14 +49,6 @@ class Method:
 def _finite(value: float) -> float | None:
     """JSON has no NaN or infinity: undefined values (e.g. a test on identical runs) are null."""
     return float(value) if math.isfinite(value) else None
-
-
-def _json_safe(value: object) -> object:
-    if isinstance(value, float):
-        return _finite(value)
-    if isinstance(value, list):
-        return [_json_safe(v) for v in value]
-    return value
 
 
 def _unanimity(table: ScoreTable, options: Mapping[str, Any], progress: Progress | None,
@@ -97,7 +89,7 @@ def _significance(table: ScoreTable, options: Mapping[str, Any], progress: Progr
             progress(f"testing: {measure} ({i + 1} of {len(table.measures)})", i / len(table.measures))
         tests = compare_runs(table, measure, test=str(options["test"]), correction=correction,
                              alpha=float(options["alpha"]), rng=np.random.default_rng(int(options["seed"])))
-        rows = [{k: _json_safe(v) for k, v in row.items()} for row in tests.rows()]
+        rows = tests.rows(undefined_as_none=True)  # JSON has no NaN: undefined values are null (``_finite``)
         out[measure] = {"means": {r: _finite(v) for r, v in zip(table.runs, table.means()[i].tolist())},
                         "pairs": rows}
     return {"significance": out, "test": options["test"], "correction": correction or "none",

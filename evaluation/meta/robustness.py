@@ -23,13 +23,13 @@ from evaluation.measures.preference._prepare import JUDGMENTS, PROFILES
 from evaluation.measures.preference._prepare import NAME as PREFERENCES
 from evaluation.measures.registry import default_registry
 from evaluation.meta.preferences import robustness_curve
-from evaluation.meta.sources import Sources
 from evaluation.meta.table import ScoreTable
 from evaluation.model import FloatArray
 from evaluation.preference.judgments import UserProfiles
 from evaluation.preference.simulate import simulate_triplets
 from evaluation.problems import RequestError
 from evaluation.side_inputs import SideInputs
+from evaluation.sources import Sources
 
 #: where a measure's sampled preferences come from (also the last number of the generator's seed)
 TREC_PROFILE, USER_PROFILES = 0, 1

@@ -23,11 +23,11 @@ from typing import Literal, get_args
 import numpy as np
 
 from evaluation.evaluator import evaluate
-from evaluation.meta.sources import Sources
 from evaluation.meta.table import ScoreTable
 from evaluation.model import DOCNO_HASHES, FloatArray, IntentWeights, Qrels, Run
 from evaluation.problems import OptionError
 from evaluation.ranking import rank_run
+from evaluation.sources import Sources
 
 ScenarioName = Literal["graded_relevance", "aspect_weights", "random_truncation", "short_lists"]
 SCENARIOS: tuple[str, ...] = get_args(ScenarioName)

@@ -138,7 +138,7 @@ def _plot_meta(document: dict[str, Any], request: JobRequest, fmt: str) -> bytes
 _KINDS: tuple[JobKind, ...] = (
     JobKind(
         EVALUATION, EvaluationRequest.from_json,
-        ("json", "tsv", "csv", "trec_eval", "html", "latex"), OnDemand("evaluation.report", "render_document"),
+        ("json", "tsv", "csv", "trec_eval", "html", "latex"), OnDemand("evaluation.reports", "render_document"),
         "an evaluation result is json, tsv, csv, trec_eval, html or latex", splits=True, plot=_plot_evaluation,
     ),
     JobKind(
