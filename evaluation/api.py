@@ -16,9 +16,10 @@ from typing import Any, NamedTuple
 from evaluation.formats.source import Blob, DecodeLimits, load
 from evaluation.measures.base import Measure
 from evaluation.model import IntentWeights, Qrels, Run
-from evaluation.pipeline import Inputs, Opened, QrelsFormat, build_evaluator, load_inputs, run_evaluation
+from evaluation.pipeline import Opened, QrelsFormat, build_evaluator, load_inputs, run_evaluation
 from evaluation.problems import InputError
 from evaluation.report import Report
+from evaluation.sources import Inputs
 
 #: One input: a path, its bytes (gzip or not), a ``Blob``, or the object a reader made of it.
 Source = str | os.PathLike[str] | bytes | Blob | Qrels | Run | IntentWeights
@@ -51,8 +52,8 @@ def evaluate(
     """The result document of ``evalserve evaluate --format json`` (with ``--per-topic`` when ``per_topic``).
 
     Raises ``InputError`` listing every problem of every input (``NothingScored`` when a run has no judged
-    topic), ``MeasureError`` naming bad measures and ``EvaluationError`` (its base) for an unknown ties or topics
-    policy; warnings are in ``meta.warnings``."""
+    topic), ``MeasureError`` naming bad measures and ``OptionError`` (both ``EvaluationError``) for an unknown ties
+    or topics policy; warnings are in ``meta.warnings``."""
     inputs = _inputs(qrels, runs, qrels_format, intent_weights, side)
     return run_evaluation(inputs, measures, ties=ties, topics=topics).as_json(per_topic)
 

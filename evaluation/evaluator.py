@@ -52,7 +52,7 @@ class MeasureValues(dict[str, FloatArray]):
     def __missing__(self, key: str) -> FloatArray:
         label = self.label(key)
         if label == key:
-            raise KeyError(key)
+            raise KeyError(key)  # internal: the dict protocol (__missing__ raises KeyError; get relies on it)
         return dict.__getitem__(self, label)
 
     def __contains__(self, key: object) -> bool:
@@ -129,7 +129,7 @@ class Evaluator:
     _cache: dict[object, Any] = field(default_factory=dict, repr=False)  # run-independent work of preparers
 
     def __post_init__(self) -> None:
-        self.ties = TiePolicy(self.ties)  # an EvaluationError naming the choices
+        self.ties = TiePolicy(self.ties)  # an OptionError naming the choices
         self.topics = TopicPolicy(self.topics)
         for m in self.measures:
             unknown = [k for k in m.definition.inputs if k not in ("adhoc", "intents") and k not in PREPARERS]

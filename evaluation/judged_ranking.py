@@ -18,7 +18,7 @@ from evaluation.enums import StrEnum
 from evaluation.formats.keys import GroupedHashIndex, hash_words, rows_equal
 from evaluation.formats.lexer import words_of
 from evaluation.model import DOCNO_HASHES, FloatArray, IntArray, Qrels, Run, derive
-from evaluation.problems import EvaluationError
+from evaluation.problems import OptionError
 from evaluation.ranking import Ranking
 from evaluation.segments import expand_ranges, segmented_cumsum
 from evaluation.task_pool import TaskPool, in_order
@@ -32,7 +32,7 @@ class TopicPolicy(StrEnum):
 
     @classmethod
     def _missing_(cls, value: object) -> NoReturn:
-        raise EvaluationError(f"unknown topics policy {value!r}; choose one of {', '.join(TOPIC_POLICIES)}")
+        raise OptionError(f"unknown topics policy {value!r}; choose one of {', '.join(TOPIC_POLICIES)}")
 
 
 #: the policies' names, as plain strings (argparse and marshmallow choices)
@@ -46,7 +46,7 @@ def evaluated_topics(qrels: Qrels, run_topics: tuple[str, ...], policy: str) -> 
         return tuple(t for t in qrels.topics if t in present)
     if policy == "complete":
         return qrels.topics
-    raise ValueError(f"unknown topic policy {policy!r}; choose one of {', '.join(TOPIC_POLICIES)}")
+    raise OptionError(f"unknown topic policy {policy!r}; choose one of {', '.join(TOPIC_POLICIES)}")
 
 
 @dataclass(frozen=True, eq=False)

@@ -55,7 +55,7 @@ class Param:
             if self.kind == "table":
                 values = tuple(float(v) for v in raw.split(":"))
                 if not values or any(v < 0 for v in values):
-                    raise ValueError
+                    raise ValueError  # internal: control flow, caught below and reported as MeasureError
                 return values
         except ValueError:
             pass
@@ -115,16 +115,16 @@ class Param:
 
     def _choice(self, raw: str) -> str:
         if raw not in self.choices:
-            raise ValueError
+            raise ValueError  # internal: control flow, convert reports it as MeasureError
         return raw
 
     def _number(self, value: float) -> Any:
         if not math.isfinite(value):
-            raise ValueError
+            raise ValueError  # internal: control flow, convert reports it as MeasureError
         if self.minimum is not None and (value < self.minimum or (self.min_exclusive and value == self.minimum)):
-            raise ValueError
+            raise ValueError  # internal: control flow, convert reports it as MeasureError
         if self.maximum is not None and (value > self.maximum or (self.max_exclusive and value == self.maximum)):
-            raise ValueError
+            raise ValueError  # internal: control flow, convert reports it as MeasureError
         return value
 
 

@@ -9,7 +9,7 @@ whose topics is judged is refused (``no-topics-scored``) rather than reported as
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import partial
 from pathlib import PurePath
 from typing import Any
@@ -24,11 +24,12 @@ from evaluation.formats.trec_run import RunFile, parse_run_file
 from evaluation.measures.base import Measure
 from evaluation.measures.registry import default_registry
 from evaluation.model import IntentWeights, Qrels, Run
-from evaluation.problems import InputError, Parsed, Problem
+from evaluation.problems import FormatError, InputError, Parsed, Problem
 from evaluation.problems import NothingScored as NothingScored  # defined there: light for the CLI to catch
 from evaluation.report import Report
 from evaluation.side_inputs import SideInputs
 from evaluation.side_registry import side_reader
+from evaluation.sources import Inputs  # defined below the pipeline and meta/: no import circle
 from evaluation.task_pool import Pending, TaskPool, task_pool
 
 
@@ -56,18 +57,6 @@ Opening = Callable[[], Opened]
 Progress = Callable[[str, float], None]
 
 
-@dataclass
-class Inputs:
-    """Everything one evaluation reads, parsed and checked: judgments, optional intent weights, runs."""
-
-    qrels: Qrels
-    runs: list[Run]
-    intent_weights: IntentWeights | None = None
-    side: SideInputs = field(default_factory=SideInputs)
-    files: dict[str, str] = field(default_factory=dict)  # file name as results show it -> sha256
-    warnings: list[Problem] = field(default_factory=list)
-
-
 def file_label(blob: Blob) -> str:
     """The name under which an input appears in ``meta.inputs``: its file name (``<stdin>`` kept as is)."""
     return file_label_of(blob.name)
@@ -86,7 +75,7 @@ def looks_like_evall(blob: Blob) -> bool:
 def parse_judgments(blob: Blob, fmt: str = QrelsFormat.AUTO) -> Parsed[tuple[Qrels, IntentWeights | None]]:
     """Judgments, and the intent weights an EvALL gold standard carries (None for the other formats)."""
     if fmt not in QRELS_FORMATS:
-        raise ValueError(f"unknown judgments format {fmt!r}; choose one of {', '.join(QRELS_FORMATS)}")
+        raise FormatError(f"unknown judgments format {fmt!r}; choose one of {', '.join(QRELS_FORMATS)}")
     if fmt == QrelsFormat.EVALL or (fmt == QrelsFormat.AUTO and looks_like_evall(blob)):
         return parse_evall(blob)  # type: ignore[return-value]
     parsed = parse_qrels(blob)

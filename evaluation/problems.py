@@ -2,9 +2,10 @@
 
 A problem is ``{line, column, code, message, severity}``; errors stop a load, warnings do not.
 Readers collect all problems (capped) instead of stopping at the first, so a user fixes a file in one pass.
-The engine's exceptions live here too (``InputError``, ``NothingScored`` for inputs; ``EvaluationError`` for an
-invalid request and its ``MeasureError`` for bad measures): this module imports no numpy, so the CLI catches them
-without loading the engine.
+The engine's exceptions live here too (``InputError``, ``NothingScored`` for inputs; ``EvaluationError`` and its
+subclasses for a request the engine refuses, each with the problem ``code`` a service answers with): this module
+imports no numpy, so the CLI catches them without loading the engine. A bare ``ValueError``/``KeyError`` from the
+engine is a bug (an internal invariant), never a user's mistake.
 """
 
 from __future__ import annotations
@@ -120,10 +121,19 @@ class NothingScored(InputError):
     ids spelled differently in the two files). Carries one ``no-topics-scored`` problem per such run."""
 
 
+#: The problem codes of ``EvaluationError`` and its subclasses (``code``): what a service answers with.
+#: ``invalid-measure``: a measure name, parameter or input the measure needs; ``invalid-meta-request``: a
+#: meta-evaluation method or option refused when the request is checked (``options_for``); ``invalid-request``:
+#: every other request the engine refuses (a bad option, an unknown format, what the results cannot satisfy).
+ERROR_CODES = ("invalid-measure", "invalid-meta-request", "invalid-request")
+
+
 class EvaluationError(ValueError):
-    """A request the engine cannot carry out as asked (an unknown ties or topics policy, a bad measure); the
-    message says what would be accepted. ``messages`` holds one message per problem when several were found
-    together (``Registry.parse_all``)."""
+    """A request the engine cannot carry out as asked; the message says what would be accepted. ``messages`` holds
+    one message per problem when several were found together (``Registry.parse_all``). A ``ValueError`` so that
+    older ``except ValueError`` callers still catch it; raised as one of its subclasses, each with its ``code``."""
+
+    code: str = "invalid-request"
 
     def __init__(self, message: str, messages: Sequence[str] = ()) -> None:
         super().__init__(message)
@@ -131,7 +141,35 @@ class EvaluationError(ValueError):
 
 
 class MeasureError(EvaluationError):
-    """An unknown measure, parameter or value, or a measure whose inputs were not given."""
+    """An unknown measure, parameter or value, or a measure whose inputs were not given: ``invalid-measure``."""
+
+    code = "invalid-measure"
+
+
+class OptionError(EvaluationError):
+    """A bad option, parameter or policy value (an unknown ties policy, scenario or test, a number out of range, a
+    setting that lacks what it needs): ``invalid-request``, as the service answers for a bad field."""
+
+    code = "invalid-request"
+
+
+class FormatError(OptionError):
+    """An unknown output, report, run or judgments format name: ``invalid-request`` (a bad option)."""
+
+
+class MetaOptionError(OptionError):
+    """A meta-evaluation method or option ``options_for`` refuses (an unknown method or option, a value out of its
+    choices or range): ``invalid-meta-request``, the service's answer to such a submission."""
+
+    code = "invalid-meta-request"
+
+
+class RequestError(EvaluationError):
+    """A request the given data cannot satisfy (a measure or run the results lack, measures of the wrong kind for
+    a method, a document that is not a result, records that contradict themselves): ``invalid-request``, as the
+    service answered for the ``KeyError``/``ValueError`` these were before."""
+
+    code = "invalid-request"
 
 
 @dataclass(frozen=True)

@@ -17,7 +17,7 @@ from evaluation.enums import StrEnum
 from evaluation.formats.keys import descending_within_groups, order_within_groups
 from evaluation.formats.lexer import words_of
 from evaluation.model import FloatArray, IntArray, Run
-from evaluation.problems import EvaluationError
+from evaluation.problems import OptionError
 from evaluation.segments import expand_ranges
 
 
@@ -30,7 +30,7 @@ class TiePolicy(StrEnum):
 
     @classmethod
     def _missing_(cls, value: object) -> NoReturn:
-        raise EvaluationError(f"unknown ties policy {value!r}; choose one of {', '.join(TIE_POLICIES)}")
+        raise OptionError(f"unknown ties policy {value!r}; choose one of {', '.join(TIE_POLICIES)}")
 
 
 #: the policies' names, as plain strings (argparse and marshmallow choices)
@@ -59,7 +59,7 @@ def rank_run(run: Run, policy: str = "trec") -> Ranking:
     elif policy == "file":
         order = np.argsort(run.topic, kind="stable")
     else:
-        raise ValueError(f"unknown ranking policy {policy!r}; choose one of {', '.join(TIE_POLICIES)}")
+        raise OptionError(f"unknown ranking policy {policy!r}; choose one of {', '.join(TIE_POLICIES)}")
     counts = np.bincount(run.topic, minlength=len(run.topics))
     offsets = np.concatenate(([0], np.cumsum(counts))).astype(np.int64)
     return Ranking(run, policy, order.astype(np.int64, copy=False), offsets, in_file_order)

@@ -25,12 +25,14 @@ from evaluation.csvcells import safe_cell
 from evaluation.evaluator import RunScores
 from evaluation.measures.names import trec_eval_label, trec_eval_rank
 from evaluation.measures.registry import default_registry
-from evaluation.problems import MeasureError, Problem
+from evaluation.problems import FormatError, MeasureError, Problem
 from evaluation.result_formats import EVALUATION_FORMATS, REPORT_FORMATS, ResultFormat
 from evaluation.version import engine_version as engine_version
 
-#: result formats; html and latex are reports for people (``evaluation.reports``)
+#: result formats; html and latex are reports for people, rendered by ``evaluation.reports`` (not this module)
 FORMATS: tuple[str, ...] = tuple(f.value for f in EVALUATION_FORMATS)
+#: the formats ``render_document`` writes: the data itself, no computation
+TEXT_FORMATS: tuple[str, ...] = tuple(f.value for f in EVALUATION_FORMATS if f not in REPORT_FORMATS)
 
 
 @dataclass(frozen=True)
@@ -70,7 +72,7 @@ class Report:
         }
 
     def render(self, fmt: str, per_topic: bool = False) -> str:
-        """The report in one of ``FORMATS``."""
+        """The report in one of ``TEXT_FORMATS`` (html and latex: ``evaluation.reports.render_report``)."""
         if fmt == "json":
             return render_document(self.as_json(per_topic), fmt, per_topic)
         return render_document(self.as_json(True), fmt, per_topic)
@@ -78,7 +80,7 @@ class Report:
 
 def render_document(doc: Mapping[str, Any], fmt: str, per_topic: bool = False) -> str:
     """Render a result document (``Report.as_json``; per-topic values needed for ``per_topic`` or trec_eval's
-    ``num_q``) in one of ``FORMATS``: the service stores documents and renders them on request."""
+    ``num_q``) in one of ``TEXT_FORMATS``; html and latex are ``evaluation.reports.render_document``'s."""
     if fmt == ResultFormat.JSON:
         return json.dumps(_without_per_topic(doc) if not per_topic else doc, indent=2) + "\n"
     if fmt in (ResultFormat.TSV, ResultFormat.CSV):
@@ -86,10 +88,9 @@ def render_document(doc: Mapping[str, Any], fmt: str, per_topic: bool = False) -
     if fmt == ResultFormat.TREC_EVAL:
         return _trec_eval(doc, per_topic)
     if fmt in REPORT_FORMATS:
-        from evaluation.reports import render_report  # significance and axioms: loaded when a report is asked for
-
-        return render_report(doc, fmt)
-    raise ValueError(f"unknown format {fmt!r}; choose one of {', '.join(FORMATS)}")
+        # internal: a caller's mistake; evaluation.reports.render_document takes every format
+        raise ValueError(f"{fmt} is a report for people: render it with evaluation.reports.render_document")
+    raise FormatError(f"unknown format {fmt!r}; choose one of {', '.join(FORMATS)}")
 
 
 def _without_per_topic(doc: Mapping[str, Any]) -> dict[str, Any]:

@@ -71,6 +71,7 @@ class PrepareContext:
         """The docno (``S`` bytes) of every retrieved document of ``docs``, aligned with it: the ranking's rows
         of the evaluated topics, in order (``judge_ranking`` keeps them in the same order)."""
         if self.ranking is None:
+            # internal: only preparers of inputs keyed by docno call it, given the ranking
             raise ValueError("this context was built without the run's ranking")
         run, order = self.ranking.run, self.ranking.order
         if self.docs.topics != run.topics:

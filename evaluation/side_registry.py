@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from evaluation.formats.source import Blob
-from evaluation.problems import Parsed
+from evaluation.problems import OptionError, Parsed
 from evaluation.side_inputs import Preparer, SideKind
 
 
@@ -84,5 +84,5 @@ def side_reader(kind: str) -> Callable[[Blob], Parsed[Any]]:
     """The reader of a side-input kind."""
     found = SIDE_KINDS.get(kind)
     if found is None:
-        raise ValueError(f"unknown side input {kind!r}; known: {', '.join(SIDE_KINDS) or 'none'}")
+        raise OptionError(f"unknown side input {kind!r}; known: {', '.join(SIDE_KINDS) or 'none'}")
     return found.reader

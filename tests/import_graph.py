@@ -1,6 +1,7 @@
 """The product's import graph, read from the source with ``ast`` (nothing is imported): one node per module, an
 arrow per import at module level or inside a function, plus the imports named by strings (``OnDemand("m", "n")``,
-``import_module("m")``). Imports under ``if TYPE_CHECKING:`` are left out: they never run. The layer tests
+``import_module("m")``). Imports under ``if TYPE_CHECKING:`` are marked ``type_only``: they never run, so the
+rank rules pass them over, but a circle through them still ties the modules together. The layer tests
 (tests/test_layers.py) check their rules and look for circles on it."""
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ class Import:
     module: str
     names: tuple[str, ...] = ()
     by_string: bool = False
+    type_only: bool = False
 
 
 @dataclass
@@ -47,8 +49,10 @@ class Graph:
                 out.add(imp.module)
         return out
 
-    def arrows(self) -> dict[str, set[str]]:
-        return {m: {t for i in imps for t in self.resolve(i) if t != m} for m, imps in self.imports.items()}
+    def arrows(self, *, type_only: bool = True) -> dict[str, set[str]]:
+        """Module -> the modules it imports (``type_only``: with the imports that only the type checker runs)."""
+        return {m: {t for i in imps if type_only or not i.type_only for t in self.resolve(i) if t != m}
+                for m, imps in self.imports.items()}
 
 
 def module_name(path: Path) -> str | None:
@@ -77,21 +81,20 @@ def _package_of(module: str, is_package: bool) -> str:
 def imports_of(path: Path, module: str) -> Iterator[Import]:
     """Every import ``path`` makes (relative imports resolved against ``module``)."""
     tree = ast.parse(path.read_text(), str(path))
-    skipped = _type_checking_lines(tree)
+    skipped = _type_checking_lines(tree)  # imports the type checker alone runs
     package = _package_of(module, path.name == "__init__.py")
     for node in ast.walk(tree):
-        if getattr(node, "lineno", None) in skipped:
-            continue
+        type_only = getattr(node, "lineno", None) in skipped
         if isinstance(node, ast.Import):
             for alias in node.names:
-                yield Import(path, node.lineno, alias.name)
+                yield Import(path, node.lineno, alias.name, type_only=type_only)
         elif isinstance(node, ast.ImportFrom):
             base = node.module or ""
             if node.level:
                 anchor = package.split(".")
                 anchor = anchor[: len(anchor) - node.level + 1]
                 base = ".".join([*anchor, base] if base else anchor)
-            yield Import(path, node.lineno, base, tuple(a.name for a in node.names))
+            yield Import(path, node.lineno, base, tuple(a.name for a in node.names), type_only=type_only)
         elif isinstance(node, ast.Call):
             func = node.func
             called = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else ""

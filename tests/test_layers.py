@@ -50,7 +50,7 @@ def rooms_import_downwards(graph: Graph) -> list[str]:
             continue
         assert room in ROOMS, f"{module}: a room not in ROOMS (add it with its rank)"
         for imp in imports:
-            for target in graph.resolve(imp):
+            for target in () if imp.type_only else graph.resolve(imp):
                 other = _room(target)
                 if other is not None and other != room and ROOMS[other] >= ROOMS[room]:
                     wrong.append(f"{module}:{imp.line} ({room}) -> {target} ({other})")
@@ -72,7 +72,7 @@ def nothing_below_the_cli_imports_web(graph: Graph) -> list[str]:
 def layers_never_import_upwards(graph: Graph) -> list[str]:
     return [f"{module}:{imp.line} -> {imp.module}" for module, imports in graph.imports.items()
             for package, banned in FORBIDDEN.items() if _within(module, package)
-            for imp in imports if any(_within(imp.module, b) for b in banned)]
+            for imp in imports if not imp.type_only and any(_within(imp.module, b) for b in banned)]
 
 
 def no_circles(graph: Graph) -> list[str]:

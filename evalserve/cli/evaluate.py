@@ -27,7 +27,7 @@ from evaluation.model import IntentWeights, Qrels
 from evaluation.pipeline import QRELS_FORMATS, RUN_FORMATS, Opened, QrelsFormat, RunFormat, load_inputs, run_evaluation
 from evaluation.problems import InputError, MeasureError, Problem
 from evaluation.ranking import TIE_POLICIES
-from evaluation.report import FORMATS
+from evaluation.report import FORMATS, TEXT_FORMATS
 from evaluation.side_registry import SIDE_KINDS
 from evaluation.task_pool import usable_cores
 
@@ -128,7 +128,12 @@ def run(args: argparse.Namespace) -> int:
     report = run_evaluation(inputs, measures, ties=args.ties, topics=args.topics, threads=args.threads,
                             evaluator=warmed[0] if warmed else None)
     _print_warnings(report.warnings, args.quiet)
-    text = report.render(args.format, args.per_topic)
+    if args.format not in TEXT_FORMATS:  # html, latex: significance and axioms, loaded for reports only
+        from evaluation.reports import render_report
+
+        text = render_report(report.as_json(True), args.format)
+    else:
+        text = report.render(args.format, args.per_topic)
     if args.output:
         Path(args.output).write_text(text)
     else:

@@ -18,13 +18,13 @@ from evaluation.formats.source import DecodeLimits
 from evaluation.judged_ranking import TOPIC_POLICIES
 from evaluation.meta.methods import METHODS, run_method
 from evaluation.meta.render import render_text
-from evaluation.meta.sources import Sources
 from evaluation.meta.table import ScoreTable
 from evaluation.pipeline import QRELS_FORMATS, RUN_FORMATS, QrelsFormat, RunFormat, load_inputs, run_evaluation
-from evaluation.problems import InputError
+from evaluation.problems import EvaluationError, InputError
 from evaluation.ranking import TIE_POLICIES
 from evaluation.result_formats import META_FORMATS, ResultFormat
 from evaluation.side_registry import SIDE_KINDS
+from evaluation.sources import Sources
 
 #: how argparse reads a meta option of each kind (``bool`` is a flag, lists are read by name above)
 ARG_TYPES: dict[str, type] = {"int": int, "float": float, "choice": str}
@@ -114,7 +114,7 @@ def run(args: argparse.Namespace) -> int:
     table, sources = score_table(args)
     try:
         doc = run_method(method.name, table, options, sources=sources)
-    except (KeyError, ValueError) as exc:
+    except EvaluationError as exc:  # the engine refusing the request; any other exception is a bug (a traceback)
         raise InputError.single("invalid-meta-request", str(exc).strip("'\"")) from None
     if getattr(args, "plot", None):
         from evaluation.meta.plots import plot_document

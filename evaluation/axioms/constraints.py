@@ -17,6 +17,7 @@ import numpy.typing as npt
 
 from evaluation.axioms import instances
 from evaluation.axioms.instances import Comparison, Settings
+from evaluation.problems import OptionError
 
 TOLERANCE = 1e-12
 
@@ -122,4 +123,4 @@ def constraint(name: str) -> Constraint:
     for c in CONSTRAINTS:
         if c.name.lower() == name.lower():
             return c
-    raise KeyError(f"unknown constraint {name!r}; the constraints are {', '.join(NAMES)}")
+    raise OptionError(f"unknown constraint {name!r}; the constraints are {', '.join(NAMES)}")

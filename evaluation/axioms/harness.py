@@ -24,6 +24,7 @@ from evaluation.axioms.constraints import CONSTRAINTS, NAMES, Constraint, constr
 from evaluation.axioms.forms import harness_registry
 from evaluation.axioms.instances import LONGEST, Comparison, Settings
 from evaluation.measures.base import Measure
+from evaluation.problems import EvaluationError, InputError
 
 Status = Literal["satisfied", "violated", "not_applicable", "not_evaluable"]
 #: the inputs the harness can build for a measure
@@ -200,7 +201,7 @@ def _counterexample(m: Measure, c: Constraint, comp: Comparison, higher: float, 
 
 def _reason(exc: Exception) -> str:
     text = str(exc) or type(exc).__name__
-    known = type(exc).__name__ in ("EvaluationError", "MeasureError", "InputError")  # their text says it all
+    known = isinstance(exc, (EvaluationError, InputError))  # the engine's own refusals: their text says it all
     return text if known else f"{type(exc).__name__}: {text}"
 
 

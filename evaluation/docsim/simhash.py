@@ -29,6 +29,8 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
+from evaluation.problems import OptionError
+
 U64Array = npt.NDArray[np.uint64]
 FloatArray = npt.NDArray[np.float64]
 
@@ -80,9 +82,9 @@ def feature_hash(token: str) -> int:
 
 
 def check_bits(bits: int) -> int:
-    """``bits`` if it is a valid fingerprint width (1..64), else ValueError."""
+    """``bits`` if it is a valid fingerprint width (1..64), else OptionError."""
     if not isinstance(bits, (int, np.integer)) or not 1 <= int(bits) <= 64:
-        raise ValueError(f"fingerprint width must be an integer in 1..64, not {bits!r}")
+        raise OptionError(f"fingerprint width must be an integer in 1..64, not {bits!r}")
     return int(bits)
 
 

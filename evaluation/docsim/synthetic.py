@@ -38,6 +38,7 @@ import numpy.typing as npt
 from evaluation.docsim.simhash import DEFAULT_BITS, U64Array, check_bits
 from evaluation.docsim.vectors import DocumentVectors, as_docnos
 from evaluation.model import Qrels
+from evaluation.problems import OptionError
 
 
 def _pack(bits_set: npt.NDArray[np.bool_]) -> U64Array:
@@ -64,10 +65,10 @@ def synthesise_fingerprints(
     """Fingerprints for every judged document of ``qrels`` (and the extra ``docnos``) by the procedure above."""
     f = check_bits(bits)
     if subintents < 1:
-        raise ValueError("subintents must be >= 1")
+        raise OptionError("subintents must be >= 1")
     for name, p in (("intent_noise", intent_noise), ("doc_noise", doc_noise)):
         if not 0.0 <= p <= 1.0:
-            raise ValueError(f"{name} must be a probability, not {p}")
+            raise OptionError(f"{name} must be a probability, not {p}")
     relevant = np.flatnonzero(qrels.grade >= rel)  # rows sorted by (topic, doc, intent)
     n_intents = max(1, len(qrels.intents))
     slot_key, pair_slot = np.unique(qrels.topic[relevant] * np.int64(n_intents) + qrels.intent[relevant],

@@ -70,12 +70,15 @@ class DocumentVectors:
     def __post_init__(self) -> None:
         check_bits(self.bits)
         if self.docnos.shape != self.fingerprints.shape or self.docnos.ndim != 1:
+            # internal: readers and build give aligned 1-d arrays
             raise ValueError("docnos and fingerprints must be 1-d arrays of the same length")
         if self.fingerprints.dtype != np.uint64:
-            raise ValueError("fingerprints must be uint64")
+            raise ValueError("fingerprints must be uint64")  # internal: readers and build give uint64 fingerprints
         if self.docnos.size > 1 and not bool((self.docnos[1:] > self.docnos[:-1]).all()):
+            # internal: readers and build sort and deduplicate docnos
             raise ValueError("docnos must be sorted and unique (use DocumentVectors.build)")
         if self.bits < 64 and bool((self.fingerprints >> np.uint64(self.bits)).any()):
+            # internal: the reader refuses values wider than #bits, SimHash masks to f bits
             raise ValueError(f"a fingerprint has bits beyond the width {self.bits}")
 
     @classmethod
@@ -85,6 +88,7 @@ class DocumentVectors:
         keys = as_docnos(docnos)
         values = np.asarray(fingerprints, dtype=np.uint64).reshape(-1)
         if keys.shape != values.shape:
+            # internal: callers pass one fingerprint per docno
             raise ValueError("docnos and fingerprints differ in length")
         unique, first = np.unique(keys, return_index=True)
         return cls(unique, values[first].copy(), check_bits(bits), name)
@@ -142,8 +146,9 @@ class DocumentTexts:
 
     def __post_init__(self) -> None:
         if self.docnos.ndim != 1 or self.docnos.size != len(self.texts):
-            raise ValueError("docnos and texts differ in length")
+            raise ValueError("docnos and texts differ in length")  # internal: readers and build give one text per docno
         if self.docnos.size > 1 and not bool((self.docnos[1:] > self.docnos[:-1]).all()):
+            # internal: readers and build sort and deduplicate docnos
             raise ValueError("docnos must be sorted and unique (use DocumentTexts.build)")
 
     @classmethod

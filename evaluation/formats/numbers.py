@@ -84,7 +84,7 @@ def parse_floats(buf: ByteArray, starts: IntArray, ends: IntArray) -> tuple[Floa
             text = raw[starts[i] : ends[i]]
             try:
                 if b"_" in text:
-                    raise ValueError
+                    raise ValueError  # internal: control flow, caught below (the field is marked bad)
                 values[i] = float(text)
             except ValueError:
                 bad[i] = True
@@ -110,10 +110,10 @@ def parse_ints(buf: ByteArray, starts: IntArray, ends: IntArray) -> tuple[IntArr
             text = raw[starts[i] : ends[i]]
             try:
                 if b"_" in text:
-                    raise ValueError
+                    raise ValueError  # internal: control flow, caught below (the field is marked bad)
                 value = int(text)
                 if abs(value) >= 1 << 62:
-                    raise ValueError
+                    raise ValueError  # internal: control flow, caught below (the field is marked bad)
                 values[i] = value
             except ValueError:
                 bad[i] = True

@@ -17,7 +17,7 @@ from evaluation.formats.pyevall_run import parse_pyevall_json, parse_pyevall_tsv
 from evaluation.formats.source import GZIP_MAGIC, UTF8_BOM, Blob
 from evaluation.formats.trec_run import parse_run
 from evaluation.model import Run
-from evaluation.problems import Parsed
+from evaluation.problems import FormatError, Parsed
 
 
 class RunFormat(StrEnum):
@@ -46,7 +46,7 @@ _TAB_FIELDS = {2: RunFormat.EVALL, 3: RunFormat.PYEVALL_TSV}
 def check_run_format(fmt: str) -> None:
     """Refuse an unknown format name (a programming or request error, not a file problem)."""
     if fmt not in RUN_FORMATS:
-        raise ValueError(f"unknown run format {fmt!r}; choose one of {', '.join(RUN_FORMATS)}")
+        raise FormatError(f"unknown run format {fmt!r}; choose one of {', '.join(RUN_FORMATS)}")
 
 
 def detect_run_format(head: bytes) -> RunFormat:

@@ -34,6 +34,7 @@ from evaluation.hierarchy.model import Hierarchies, HierarchySettings, Node, Nod
 from evaluation.hierarchy.weights import Gain, assign_weights, check_layers, depth_top_weights
 from evaluation.intent_ranking import IntentSlots
 from evaluation.model import Qrels
+from evaluation.problems import OptionError
 
 FloatArray = npt.NDArray[np.float64]
 #: the (n, n) similarity matrix of the given docnos (in the given order)
@@ -117,7 +118,7 @@ def _intent_tree(docs: tuple[str, ...], settings: HierarchySettings, similarity:
     if not settings.clustered or settings.topic_level or len(docs) < 2 or settings.delta == 0.0:
         return everything
     if similarity is None:
-        raise ValueError(f"h={settings.h} needs document similarities")
+        raise OptionError(f"h={settings.h} needs document similarities")
     return sub_intent_tree(similarity(docs), settings.delta)
 
 
@@ -146,7 +147,7 @@ def build_topic(
     (unless every intent has at most one relevant document); ``super_intents`` for ``SUP`` variants."""
     settings = settings.normalised()
     if settings.h == "given":
-        raise ValueError("h=given hierarchies are read, not built")
+        raise OptionError("h=given hierarchies are read, not built")
     if settings.topic_level:
         hierarchy = _topic_level(judgments, settings, similarity)
         depths: dict[str, int] = {}
@@ -162,7 +163,7 @@ def _topic_level(judgments: TopicJudgments, settings: HierarchySettings,
         return TopicHierarchy(judgments.topic, ())
     if len(docs) >= 2 and settings.delta > 0.0:
         if similarity is None:
-            raise ValueError(f"h={settings.h} needs document similarities")
+            raise OptionError(f"h={settings.h} needs document similarities")
         tree = sub_intent_tree(similarity(docs), settings.delta)
     else:
         tree = Cluster(tuple(range(len(docs))))

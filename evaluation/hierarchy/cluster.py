@@ -82,9 +82,10 @@ def complete_linkage(similarity: npt.ArrayLike) -> Cluster:
     """
     sim = np.asarray(similarity, dtype=np.float64)
     if sim.ndim != 2 or sim.shape[0] != sim.shape[1] or sim.shape[0] == 0:
+        # internal: similarity matrices are built by the engine, one row per document
         raise ValueError("similarity must be a non-empty square matrix")
     if not np.isfinite(sim).all():
-        raise ValueError("similarity must be finite")
+        raise ValueError("similarity must be finite")  # internal: SimHash and TF-IDF similarities are finite
     n = sim.shape[0]
     nodes: list[Cluster | None] = [Cluster((i,)) for i in range(n)]
     live = np.minimum(sim, sim.T)

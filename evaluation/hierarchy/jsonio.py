@@ -355,5 +355,5 @@ def _assemble(topic: str, nodes: list[dict[str, Any]], where: str, log: ProblemL
 
 def _kind(value: str) -> NodeKind:
     if value not in NODE_KINDS:
-        raise ValueError(value)
+        raise ValueError(value)  # internal: the reader checked every kind before it builds nodes
     return cast(NodeKind, value)

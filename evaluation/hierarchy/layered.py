@@ -215,6 +215,7 @@ class RunLayers:
 def _fixed(slots: IntentSlots) -> Callable[[int], IntentSlots]:
     def at(level: int) -> IntentSlots:
         if level != LEVEL:
+            # internal: hierarchy slots are only asked for at level 1
             raise ValueError("hierarchy slots are numbered at relevance level 1")
         return slots
 

@@ -19,6 +19,8 @@ from dataclasses import dataclass, field, replace
 from functools import cached_property
 from typing import Literal, get_args
 
+from evaluation.problems import OptionError
+
 NodeKind = Literal["super", "intent", "cluster", "leaf", "dummy", "node"]
 NODE_KINDS: tuple[str, ...] = get_args(NodeKind)
 
@@ -67,9 +69,9 @@ class HierarchySettings:
         for name, value, allowed in (("h", self.h, VARIANTS), ("top", self.top, TOPS), ("sim", self.sim, SIMS),
                                      ("wi", self.wi, WI_COUNTS), ("wd_gain", self.wd_gain, WD_GAINS)):
             if value not in allowed:
-                raise ValueError(f"hierarchy setting {name}={value!r}: expected one of {', '.join(allowed)}")
+                raise OptionError(f"hierarchy setting {name}={value!r}: expected one of {', '.join(allowed)}")
         if not 0.0 <= float(self.delta) <= 1.0:
-            raise ValueError(f"hierarchy setting delta={self.delta!r}: expected a number in [0, 1]")
+            raise OptionError(f"hierarchy setting delta={self.delta!r}: expected a number in [0, 1]")
         object.__setattr__(self, "delta", float(self.delta))
 
     @property
@@ -143,6 +145,7 @@ class TopicHierarchy:
     def __post_init__(self) -> None:
         layers = [n.layer for n in self.nodes]
         if layers != sorted(layers):
+            # internal: readers list nodes by layer (jsonio sorts them, build emits them so)
             raise ValueError("nodes must be listed layer by layer")
 
     @cached_property

@@ -26,7 +26,7 @@ from evaluation.hierarchy.layered import HierarchyInputs, LayeredSlots, layered_
 from evaluation.hierarchy.model import Hierarchies, HierarchySettings
 from evaluation.intent_ranking import IntentSlots
 from evaluation.model import FloatArray, Qrels
-from evaluation.problems import MeasureError
+from evaluation.problems import EvaluationError, MeasureError
 from evaluation.side_inputs import SideInputs
 
 if TYPE_CHECKING:
@@ -99,7 +99,7 @@ class HierarchySource:
         similarity = self._similarity(settings, label) if settings.clustered else None
         try:
             return build_hierarchies(self.judgments(), settings, similarity, groups, name=f"built({self.qrels.name})")
-        except ValueError as exc:
+        except EvaluationError as exc:  # a setting that cannot be built; a bare ValueError is a bug
             raise MeasureError(f"{label}: {exc}") from None
 
     def _similarity(self, settings: HierarchySettings, label: str) -> SimilarityFn:

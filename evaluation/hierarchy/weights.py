@@ -19,6 +19,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 
 from evaluation.hierarchy.model import Node, TopicHierarchy
+from evaluation.problems import OptionError
 
 #: tolerance of the per-layer sum check (spec 4.6)
 LAYER_TOLERANCE = 1e-9
@@ -49,9 +50,9 @@ def assign_weights(
     weighs 1. ``scheme`` is ``WI`` (``count`` = ``leaves`` or ``docs``) or ``WD`` (``gain`` required).
     """
     if scheme not in ("WI", "WD"):
-        raise ValueError(f"unknown weighting scheme {scheme!r}")
+        raise OptionError(f"unknown weighting scheme {scheme!r}")
     if scheme == "WD" and gain is None:
-        raise ValueError("WD weights need a gain function")
+        raise OptionError("WD weights need a gain function")
     children = hierarchy.children
     bottom = hierarchy.height
     size: dict[str | None, float] = {}

@@ -17,7 +17,7 @@ import numpy as np
 from evaluation.meta.significance import CORRECTIONS, TESTS, pairwise_tests
 from evaluation.meta.table import ScoreTable
 from evaluation.model import FloatArray
-from evaluation.problems import InputError
+from evaluation.problems import InputError, OptionError, RequestError
 
 ORDERS = ("desc", "asc")
 #: primary means closer than this share a rank
@@ -50,13 +50,13 @@ class SignificanceSettings:
 
     def __post_init__(self) -> None:
         if self.test not in TESTS:
-            raise ValueError(f"unknown test {self.test!r}; choose one of {', '.join(TESTS)}")
+            raise OptionError(f"unknown test {self.test!r}; choose one of {', '.join(TESTS)}")
         if self.correction is not None and self.correction not in CORRECTIONS:
-            raise ValueError(f"unknown correction {self.correction!r}; choose one of {', '.join(CORRECTIONS)} or None")
+            raise OptionError(f"unknown correction {self.correction!r}; choose one of {', '.join(CORRECTIONS)} or None")
         if not 0.0 < self.alpha < 1.0:
-            raise ValueError(f"alpha must be between 0 and 1, not {self.alpha}")
+            raise OptionError(f"alpha must be between 0 and 1, not {self.alpha}")
         if self.resamples is not None and self.resamples < 1:
-            raise ValueError(f"resamples must be positive, not {self.resamples}")
+            raise OptionError(f"resamples must be positive, not {self.resamples}")
         if self.test == "tukey":
             object.__setattr__(self, "correction", None)
 
@@ -153,16 +153,16 @@ def rank_entries(
     """Rank the entries on ``primary`` (``desc``: higher is better) and mark significant pairwise differences."""
     names = tuple(measures)
     if primary not in names:
-        raise ValueError(f"the primary measure {primary!r} is not one of the measures ({', '.join(names)})")
+        raise OptionError(f"the primary measure {primary!r} is not one of the measures ({', '.join(names)})")
     if order not in ORDERS:
-        raise ValueError(f"unknown order {order!r}; choose desc (higher is better) or asc (lower is better)")
+        raise OptionError(f"unknown order {order!r}; choose desc (higher is better) or asc (lower is better)")
     keys = [e.key for e in entries]
     if len(set(keys)) != len(keys):
         repeated = sorted({k for k in keys if keys.count(k) > 1})
-        raise ValueError(f"entry keys must be unique; repeated: {', '.join(repeated)}")
+        raise RequestError(f"entry keys must be unique; repeated: {', '.join(repeated)}")
     baselines = [e.key for e in entries if e.baseline]
     if len(baselines) > 1:
-        raise ValueError(f"at most one entry may be the baseline; flagged: {', '.join(baselines)}")
+        raise RequestError(f"at most one entry may be the baseline; flagged: {', '.join(baselines)}")
     if not entries:
         return Leaderboard(names, primary, order, (), significance, (), ())
 

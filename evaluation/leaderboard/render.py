@@ -6,25 +6,13 @@ import csv
 import io
 import json
 import math
-import unicodedata
 from datetime import date, datetime, time
 from typing import Any
 
 from evaluation.csvcells import safe_cell
+from evaluation.latex import latex_escape as latex_escape  # the reports' strict rules
 from evaluation.leaderboard.ranking import Leaderboard, SignificanceSettings
 
-_LATEX_SPECIAL = {
-    "&": r"\&",
-    "%": r"\%",
-    "$": r"\$",
-    "#": r"\#",
-    "_": r"\_",
-    "{": r"\{",
-    "}": r"\}",
-    "~": r"\textasciitilde{}",
-    "^": r"\textasciicircum{}",
-    "\\": r"\textbackslash{}",
-}
 #: how the tests and corrections are named in notes and legends
 TEST_NAMES = {
     "t": "paired t-test",
@@ -98,12 +86,6 @@ def to_latex(board: Leaderboard, *, digits: int = 4, caption: str | None = None)
     return "\n".join(lines) + "\n"
 
 
-def latex_escape(text: str) -> str:
-    """Text with LaTeX's special characters escaped and line breaks as spaces, safe inside a table cell."""
-    return "".join(_LATEX_SPECIAL.get(c, " " if c.isspace() else "" if unicodedata.category(c) == "Cc" else c)
-                   for c in text)
-
-
 def _significance_note(board: Leaderboard) -> str:
     s: SignificanceSettings = board.significance
     correction = CORRECTION_NAMES[s.correction] if s.correction is not None else "no correction"
@@ -136,4 +118,5 @@ def _fixed(value: float, digits: int) -> str:
 def _json_default(value: Any) -> Any:
     if isinstance(value, (datetime, date, time)):
         return value.isoformat()
+    # internal: the json.dumps default protocol (TypeError for what it cannot encode)
     raise TypeError(f"{type(value).__name__} in a leaderboard is not JSON serialisable")

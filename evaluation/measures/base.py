@@ -93,6 +93,7 @@ def required_cutoff(cutoff: int | None) -> int:
     """The cutoff a kernel of a ``cutoff="required"`` measure is given: ``MeasureDef.instance`` never leaves it
     None, so None here is a bug (a kernel called directly without one)."""
     if cutoff is None:
+        # internal: MeasureDef.instance always sets the cutoff of these measures
         raise TypeError("this measure needs a cutoff")
     return cutoff
 

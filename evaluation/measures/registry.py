@@ -37,10 +37,12 @@ class Registry:
         self._lookup: dict[str, MeasureDef] = {}
         for d in definitions:
             if d.name in self._defs:
+                # internal: a catalogue that declares a measure twice is a bug
                 raise ValueError(f"measure {d.name} is declared twice")
             self._defs[d.name] = d
             for key in (d.name, *d.aliases):
                 if key in self._lookup:
+                    # internal: a catalogue that uses a name twice is a bug
                     raise ValueError(f"measure name {key} is used twice")
                 self._lookup[key] = d
         self._folded = {k.lower(): v for k, v in self._lookup.items()}

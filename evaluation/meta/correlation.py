@@ -16,6 +16,7 @@ import numpy as np
 
 from evaluation.meta.table import ScoreTable
 from evaluation.model import FloatArray
+from evaluation.problems import OptionError
 
 Method = Literal["tau_a", "tau_b", "tau_ap", "tau_ap_sym"]
 
@@ -41,6 +42,7 @@ def pair_counts(x: FloatArray, y: FloatArray) -> PairCounts:
     x = np.asarray(x, dtype=np.float64).ravel()
     y = np.asarray(y, dtype=np.float64).ravel()
     if x.shape != y.shape:
+        # internal: both vectors are scores of the same systems
         raise ValueError(f"score vectors of different lengths: {x.size} and {y.size}")
     i, j = np.triu_indices(x.size, k=1)
     sx, sy = np.sign(x[i] - x[j]), np.sign(y[i] - y[j])
@@ -64,7 +66,7 @@ def kendall_tau(x: FloatArray, y: FloatArray, variant: Literal["a", "b"] = "b") 
     if variant == "a":
         return (c - d) / counts.pairs if counts.pairs else float("nan")
     if variant != "b":
-        raise ValueError(f"unknown tau variant {variant!r}; choose a or b")
+        raise OptionError(f"unknown tau variant {variant!r}; choose a or b")
     denominator = (c + d + counts.tied_x) * (c + d + counts.tied_y)
     return (c - d) / float(np.sqrt(denominator)) if denominator else float("nan")
 
@@ -73,6 +75,7 @@ def system_ranking(scores: FloatArray, systems: Sequence[str]) -> tuple[str, ...
     """Systems best first: score descending, ties broken by identifier ascending (C-TAUAP-1)."""
     scores = np.asarray(scores, dtype=np.float64).ravel()
     if scores.size != len(systems):
+        # internal: callers pass one score per system
         raise ValueError(f"{scores.size} scores for {len(systems)} systems")
     by_id = sorted(range(len(systems)), key=lambda i: systems[i])
     order = np.asarray(by_id, dtype=np.int64)
@@ -85,6 +88,7 @@ def tau_ap(ranking: Sequence[str], gold: Sequence[str]) -> float:
     ``gold`` the reference ordering of the same systems; NaN for fewer than two systems."""
     position = {s: i for i, s in enumerate(gold)}
     if len(position) != len(gold) or len(ranking) != len(gold) or set(ranking) != set(position):
+        # internal: both orderings come from system_ranking on the same systems
         raise ValueError("tau_ap needs two orderings of the same distinct systems")
     n = len(ranking)
     if n < 2:
@@ -125,7 +129,7 @@ def correlation_matrix(table: ScoreTable, method: Method = "tau_b") -> FloatArra
             elif method in ("tau_ap", "tau_ap_sym"):
                 out[i, j] = tau_ap_scores(means[i], means[j], table.runs, symmetric=method == "tau_ap_sym")
             else:
-                raise ValueError(f"unknown method {method!r}; choose tau_a, tau_b, tau_ap or tau_ap_sym")
+                raise OptionError(f"unknown method {method!r}; choose tau_a, tau_b, tau_ap or tau_ap_sym")
             if method != "tau_ap":
                 out[j, i] = out[i, j]
     return out

@@ -22,11 +22,11 @@ from evaluation.meta.preferences import measure_labels, preference_agreement
 from evaluation.meta.robustness import robustness
 from evaluation.meta.scenarios import SCENARIOS, scenario_table
 from evaluation.meta.significance import TESTS, compare_runs
-from evaluation.meta.sources import Sources
 from evaluation.meta.table import ScoreTable
 from evaluation.meta.unanimity import metric_unanimity
 from evaluation.params import Param
-from evaluation.problems import InputError
+from evaluation.problems import InputError, MetaOptionError, RequestError
+from evaluation.sources import Sources
 
 #: ``progress(stage, fraction)``, as in ``evaluation.pipeline``
 Progress = Callable[[str, float], None]
@@ -49,14 +49,6 @@ class Method:
 def _finite(value: float) -> float | None:
     """JSON has no NaN or infinity: undefined values (e.g. a test on identical runs) are null."""
     return float(value) if math.isfinite(value) else None
-
-
-def _json_safe(value: object) -> object:
-    if isinstance(value, float):
-        return _finite(value)
-    if isinstance(value, list):
-        return [_json_safe(v) for v in value]
-    return value
 
 
 def _unanimity(table: ScoreTable, options: Mapping[str, Any], progress: Progress | None,
@@ -97,7 +89,7 @@ def _significance(table: ScoreTable, options: Mapping[str, Any], progress: Progr
             progress(f"testing: {measure} ({i + 1} of {len(table.measures)})", i / len(table.measures))
         tests = compare_runs(table, measure, test=str(options["test"]), correction=correction,
                              alpha=float(options["alpha"]), rng=np.random.default_rng(int(options["seed"])))
-        rows = [{k: _json_safe(v) for k, v in row.items()} for row in tests.rows()]
+        rows = tests.rows(undefined_as_none=True)  # JSON has no NaN: undefined values are null (``_finite``)
         out[measure] = {"means": {r: _finite(v) for r, v in zip(table.runs, table.means()[i].tolist())},
                         "pairs": rows}
     return {"significance": out, "test": options["test"], "correction": correction or "none",
@@ -221,30 +213,30 @@ METHODS: dict[str, Method] = {
 
 
 def options_for(method: str, given: Mapping[str, Any]) -> dict[str, Any]:
-    """The method's options with defaults filled in and values checked; ValueError names what is wrong."""
+    """The method's options with defaults filled in and values checked; MetaOptionError names what is wrong."""
     found = METHODS.get(method)
     if found is None:
-        raise ValueError(f"unknown meta-evaluation method {method!r}; choose one of {', '.join(METHODS)}")
+        raise MetaOptionError(f"unknown meta-evaluation method {method!r}; choose one of {', '.join(METHODS)}")
     known = {o.name: o for o in found.options}
     unknown = sorted(set(given) - set(known))
     if unknown:
-        raise ValueError(f"{method} has no option {', '.join(unknown)}; it takes {', '.join(known) or 'none'}")
+        raise MetaOptionError(f"{method} has no option {', '.join(unknown)}; it takes {', '.join(known) or 'none'}")
     out: dict[str, Any] = {}
     for name, param in known.items():  # types and choices first, then ranges
         out[name] = given.get(name, param.default)
         problem = param.value_problem(out[name])
         if problem:
-            raise ValueError(f"{method}: {problem}")
+            raise MetaOptionError(f"{method}: {problem}")
     for name, convert in _LISTS.items():
         if name in out:
             try:
                 out[name] = convert(out[name])
             except ValueError as exc:
-                raise ValueError(f"{method}: {exc}") from None
+                raise MetaOptionError(f"{method}: {exc}") from None
     for name, param in known.items():
         problem = param.range_problem(out[name])
         if problem:
-            raise ValueError(f"{method}: {problem}")
+            raise MetaOptionError(f"{method}: {problem}")
     return out
 
 
@@ -252,13 +244,14 @@ def _sizes(given: Any) -> tuple[int, ...]:
     """Triplets per topic of the robustness curve: whole numbers from 1 to MAX_TRIPLETS, at most 50 of them."""
     if not given or len(given) > 50 or any(isinstance(n, bool) or not isinstance(n, (int, float)) or n != int(n)
                                            or not 1 <= n <= MAX_TRIPLETS for n in given):
-        raise ValueError(f"sizes must list 1 to 50 whole numbers of triplets per topic, each from 1 to {MAX_TRIPLETS}")
+        raise MetaOptionError("sizes must list 1 to 50 whole numbers of triplets per topic, each from 1 to"
+                              f" {MAX_TRIPLETS}")
     return tuple(int(n) for n in given)
 
 
 def _names(given: Any) -> tuple[str, ...]:
     if not all(isinstance(v, str) for v in given):
-        raise ValueError("lists of measures and scenarios hold names (strings)")
+        raise MetaOptionError("lists of measures and scenarios hold names (strings)")
     return tuple(given)
 
 
@@ -267,15 +260,15 @@ def _preferences(given: Any) -> tuple[dict[str, str], ...]:
     from evaluation.formats.preferences import LABELS
 
     if not isinstance(given, (list, tuple)):
-        raise ValueError("preferences must be a list of {topic, left, right, label, user} objects")
+        raise MetaOptionError("preferences must be a list of {topic, left, right, label, user} objects")
     out = []
     for k, item in enumerate(given):
         if not isinstance(item, dict) or not all(isinstance(item.get(f), str) for f in ("topic", "left", "right",
                                                                                       "label")):
-            raise ValueError(f"preference {k + 1}: needs string fields topic, left, right and label")
+            raise MetaOptionError(f"preference {k + 1}: needs string fields topic, left, right and label")
         label = LABELS.get(item["label"].lower())
         if label is None:
-            raise ValueError(f"preference {k + 1}: label {item['label']!r} is not one of >, <, =")
+            raise MetaOptionError(f"preference {k + 1}: label {item['label']!r} is not one of >, <, =")
         out.append({"topic": item["topic"], "left": item["left"], "right": item["right"], "label": label,
                     "user": str(item.get("user") or "user")})
     return tuple(out)
@@ -292,8 +285,8 @@ def run_method(method: str, table: ScoreTable, options: Mapping[str, Any] | None
     inputs need): the result document, with the table's shape under ``meta``."""
     checked = options_for(method, options or {})
     if METHODS[method].needs_inputs and sources is None:
-        raise ValueError(f"{method} evaluates perturbed judgments and runs: give the judgments, runs and measures"
-                         " to evaluate, not results already evaluated")
+        raise RequestError(f"{method} evaluates perturbed judgments and runs: give the judgments, runs and measures"
+                           " to evaluate, not results already evaluated")
     doc = METHODS[method].run(table, checked, progress, sources)
     if progress is not None:
         progress("done", 1.0)

@@ -14,6 +14,7 @@ import numpy as np
 
 from evaluation.meta.correlation import kendall_tau
 from evaluation.model import FloatArray, IntArray
+from evaluation.problems import OptionError
 
 #: a measure says ``=`` when the two scores are equal after rounding to this many decimals (8.7)
 EQUAL_DECIMALS = 12
@@ -64,7 +65,7 @@ def parse_labels(labels: Iterable[str | int]) -> IntArray:
             continue
         code = _WORDS.get(str(label).strip().lower())
         if code is None:
-            raise ValueError(f"unknown preference label {label!r}; use >, <, = (or left, right, equal)")
+            raise OptionError(f"unknown preference label {label!r}; use >, <, = (or left, right, equal)")
         out.append(code)
     return np.asarray(out, dtype=np.int64)
 
@@ -73,6 +74,7 @@ def preference_agreement(first: Iterable[str | int], second: Iterable[str | int]
     """Agreement of two labellings of the same pairs (measure vs user, or user vs user; 8.7)."""
     a, b = parse_labels(first), parse_labels(second)
     if a.shape != b.shape:
+        # internal: both label lists are drawn for the same pairs
         raise ValueError(f"label lists of different lengths: {a.size} and {b.size}")
     same = int(np.count_nonzero(a == b))
     return Agreement(same, int(a.size) - same)

@@ -10,6 +10,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from evaluation.problems import RequestError
+
 
 @dataclass(frozen=True)
 class Table:
@@ -84,7 +86,7 @@ def meta_view(doc: Mapping[str, Any]) -> MetaView:
         return MetaView(heading, f"mean {doc['tau']} with the full ranking, {doc['repetitions']} repetitions per N"
                         f" triplets per topic (seed {doc['seed']})", _one(["measure", *(f"N={n}" for n in sizes)],
                                                                           rows))
-    raise ValueError("not a meta-evaluation document")
+    raise RequestError("not a meta-evaluation document")
 
 
 def render_text(doc: Mapping[str, Any]) -> str:

@@ -23,12 +23,13 @@ from evaluation.measures.preference._prepare import JUDGMENTS, PROFILES
 from evaluation.measures.preference._prepare import NAME as PREFERENCES
 from evaluation.measures.registry import default_registry
 from evaluation.meta.preferences import robustness_curve
-from evaluation.meta.sources import Sources
 from evaluation.meta.table import ScoreTable
 from evaluation.model import FloatArray
 from evaluation.preference.judgments import UserProfiles
 from evaluation.preference.simulate import simulate_triplets
+from evaluation.problems import RequestError
 from evaluation.side_inputs import SideInputs
+from evaluation.sources import Sources
 
 #: where a measure's sampled preferences come from (also the last number of the generator's seed)
 TREC_PROFILE, USER_PROFILES = 0, 1
@@ -45,7 +46,7 @@ class Robustness:
 
 
 def sampled_measures(labels: Sequence[str]) -> dict[str, tuple[int, Measure]]:
-    """Each measure as scored on sampled judgments, with its profile source; ValueError for a measure that does
+    """Each measure as scored on sampled judgments, with its profile source; RequestError for a measure that does
     not read preference judgments (its ranking could not change)."""
     out: dict[str, tuple[int, Measure]] = {}
     refused = []
@@ -59,8 +60,8 @@ def sampled_measures(labels: Sequence[str]) -> dict[str, tuple[int, Measure]]:
         else:
             out[label] = (USER_PROFILES, measure)
     if refused:
-        raise ValueError(f"robustness samples preference judgments: it takes the preference measures Prf and nPrf,"
-                         f" not {', '.join(refused)}")
+        raise RequestError(f"robustness samples preference judgments: it takes the preference measures Prf and nPrf,"
+                           f" not {', '.join(refused)}")
     return out
 
 

@@ -23,10 +23,11 @@ from typing import Literal, get_args
 import numpy as np
 
 from evaluation.evaluator import evaluate
-from evaluation.meta.sources import Sources
 from evaluation.meta.table import ScoreTable
 from evaluation.model import DOCNO_HASHES, FloatArray, IntentWeights, Qrels, Run
+from evaluation.problems import OptionError
 from evaluation.ranking import rank_run
+from evaluation.sources import Sources
 
 ScenarioName = Literal["graded_relevance", "aspect_weights", "random_truncation", "short_lists"]
 SCENARIOS: tuple[str, ...] = get_args(ScenarioName)
@@ -63,7 +64,7 @@ class ScenarioInputs:
 def random_grades(qrels: Qrels, rng: np.random.Generator, *, resolution: int = 1) -> RandomGrades:
     """Scenario 1 (8.2): ``g' ~ Uniform(0, g)`` for every judgment ``g > 0``; grades ``<= 0`` are kept."""
     if resolution < 1:
-        raise ValueError("resolution must be a positive integer")
+        raise OptionError("resolution must be a positive integer")
     grade = np.asarray(qrels.grade)
     draws = rng.random(grade.size)  # one per row, drawn for every row so the stream does not depend on grades
     real = np.where(grade > 0, draws * grade, grade).astype(np.float64)
@@ -143,7 +144,7 @@ def simulate(
     """The inputs of one scenario of 8.2: ``graded_relevance`` (1), ``aspect_weights`` (2),
     ``random_truncation`` (1, 2 and 3) or ``short_lists`` (1, 2 and 4)."""
     if scenario not in SCENARIOS:
-        raise ValueError(f"unknown scenario {scenario!r}; choose one of {', '.join(SCENARIOS)}")
+        raise OptionError(f"unknown scenario {scenario!r}; choose one of {', '.join(SCENARIOS)}")
     grades = None
     if scenario != "aspect_weights":
         drawn = random_grades(qrels, rng, resolution=resolution)
@@ -171,7 +172,7 @@ def score_scenario(
 def scenario_rng(seed: int, scenario: str) -> np.random.Generator:
     """The generator of one scenario: seeded by (seed, the scenario's position in ``SCENARIOS``)."""
     if scenario not in SCENARIOS:
-        raise ValueError(f"unknown scenario {scenario!r}; choose one of {', '.join(SCENARIOS)}")
+        raise OptionError(f"unknown scenario {scenario!r}; choose one of {', '.join(SCENARIOS)}")
     return np.random.default_rng([seed, SCENARIOS.index(scenario)])
 
 

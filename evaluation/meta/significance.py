@@ -27,6 +27,7 @@ from evaluation.meta.bootstrap import (
 )
 from evaluation.meta.table import ScoreTable
 from evaluation.model import FloatArray, IntArray
+from evaluation.problems import OptionError
 
 TestName = Literal["t", "randomisation", "bootstrap", "tukey"]
 TESTS: tuple[str, ...] = get_args(TestName)
@@ -64,22 +65,35 @@ class PairwiseTests:
         with np.errstate(invalid="ignore"):
             return np.asarray(self.p_adjusted < self.alpha)
 
-    def rows(self) -> list[dict[str, object]]:
-        """One record per pair, for reports."""
+    def rows(self, *, undefined_as_none: bool = False) -> list[dict[str, object]]:
+        """One record per pair, for reports; ``undefined_as_none``: NaN and infinite values as None (for JSON).
+        Built column by column: a job of 100 runs x 200 measures has a million pairs."""
+        runs = self.runs
+        columns = [_column(a, undefined_as_none) for a in (self.mean_difference, self.p_value, self.p_adjusted,
+                                                            self.cohens_d, self.hedges_g, self.ci_low, self.ci_high)]
         return [
             {
-                "a": self.runs[i],
-                "b": self.runs[j],
-                "mean_difference": float(self.mean_difference[k]),
-                "p_value": float(self.p_value[k]),
-                "p_adjusted": float(self.p_adjusted[k]),
-                "significant": bool(self.significant[k]),
-                "cohens_d": float(self.cohens_d[k]),
-                "hedges_g": float(self.hedges_g[k]),
-                "ci": [float(self.ci_low[k]), float(self.ci_high[k])],
+                "a": runs[i],
+                "b": runs[j],
+                "mean_difference": diff,
+                "p_value": p,
+                "p_adjusted": adjusted,
+                "significant": significant,
+                "cohens_d": d,
+                "hedges_g": g,
+                "ci": [low, high],
             }
-            for k, (i, j) in enumerate(self.pairs.tolist())
+            for (i, j), significant, diff, p, adjusted, d, g, low, high in zip(
+                self.pairs.tolist(), self.significant.tolist(), *columns)
         ]
+
+
+def _column(values: FloatArray, undefined_as_none: bool) -> list[float | None]:
+    """An array as Python floats (as ``float(values[k])`` gives them), non-finite ones as None if asked."""
+    out: list[float | None] = np.asarray(values, dtype=np.float64).tolist()
+    if undefined_as_none and not np.isfinite(values).all():
+        out = [v if v is not None and math.isfinite(v) else None for v in out]
+    return out
 
 
 def paired_t_test(z: FloatArray) -> tuple[FloatArray, FloatArray]:
@@ -165,7 +179,7 @@ def adjust_p_values(p: FloatArray, method: str | None) -> FloatArray:
     if method is None:
         return p.copy()
     if method not in CORRECTIONS:
-        raise ValueError(f"unknown correction {method!r}; choose one of {', '.join(CORRECTIONS)}")
+        raise OptionError(f"unknown correction {method!r}; choose one of {', '.join(CORRECTIONS)}")
     out = np.full(p.shape, np.nan)
     valid = ~np.isnan(p)
     q = p[valid]
@@ -264,10 +278,11 @@ def pairwise_tests(
     Tukey HSD already controls the family-wise error, so pass ``correction=None`` with it.
     """
     if test not in TESTS:
-        raise ValueError(f"unknown test {test!r}; choose one of {', '.join(TESTS)}")
+        raise OptionError(f"unknown test {test!r}; choose one of {', '.join(TESTS)}")
     scores = np.asarray(scores, dtype=np.float64)
     names = tuple(runs) if runs is not None else tuple(str(i) for i in range(scores.shape[0]))
     if len(names) != scores.shape[0]:
+        # internal: callers pass one name per row of scores
         raise ValueError(f"{len(names)} run names for {scores.shape[0]} rows of scores")
     pairs = all_pairs(scores.shape[0])
     z = scores[pairs[:, 0]] - scores[pairs[:, 1]]

@@ -15,7 +15,7 @@ import numpy as np
 
 from evaluation.evaluator import RunScores
 from evaluation.model import FloatArray
-from evaluation.problems import InputError
+from evaluation.problems import InputError, OptionError, RequestError
 
 TopicRule = Literal["intersection", "strict"]
 
@@ -33,10 +33,11 @@ class ScoreTable:
         values = np.array(self.values, dtype=np.float64)  # a private, read-only copy
         shape = (len(self.measures), len(self.runs), len(self.topics))
         if values.shape != shape:
+            # internal: the constructors build values of the names' shape
             raise ValueError(f"values have shape {values.shape}; measures x runs x topics is {shape}")
         for label, names in (("measure", self.measures), ("run", self.runs), ("topic", self.topics)):
             if len(set(names)) != len(names):
-                raise ValueError(f"a {label} name is repeated: {_repeated(names)}")
+                raise OptionError(f"a {label} name is repeated: {_repeated(names)}")
         values.flags.writeable = False
         object.__setattr__(self, "measures", tuple(self.measures))
         object.__setattr__(self, "runs", tuple(self.runs))
@@ -151,7 +152,7 @@ def _indices(names: tuple[str, ...], wanted: Sequence[str] | None, label: str) -
     where = {n: i for i, n in enumerate(names)}
     unknown = [w for w in wanted if w not in where]
     if unknown:
-        raise KeyError(f"unknown {label}(s): {', '.join(unknown)}")
+        raise RequestError(f"unknown {label}(s): {', '.join(unknown)}")
     return [where[w] for w in wanted]
 
 
@@ -163,7 +164,7 @@ def _positions(topics: Sequence[str], kept: tuple[str, ...]) -> np.ndarray:
 def _common_topics(per_run: Sequence[tuple[str, Sequence[str]]], rule: TopicRule) -> tuple[str, ...]:
     """The topics of the table: the first run's topics that every run has (``strict``: all runs must agree)."""
     if rule not in ("intersection", "strict"):
-        raise ValueError(f"unknown topic rule {rule!r}; choose intersection or strict")
+        raise OptionError(f"unknown topic rule {rule!r}; choose intersection or strict")
     first_run, first = per_run[0]
     common = set(first)
     for run, topics in per_run[1:]:

@@ -15,6 +15,7 @@ import numpy as np
 
 from evaluation.meta.table import ScoreTable
 from evaluation.model import FloatArray
+from evaluation.problems import RequestError
 
 #: elements of one (measures x runs x runs x topics) comparison block; topics are processed in chunks of this size
 _BLOCK = 1 << 24
@@ -47,7 +48,7 @@ def metric_unanimity(
     where = {m: i for i, m in enumerate(table.measures)}
     unknown = [m for m in (*names, *pool) if m not in where]
     if unknown:
-        raise KeyError(f"unknown measure(s): {', '.join(dict.fromkeys(unknown))}")
+        raise RequestError(f"unknown measure(s): {', '.join(dict.fromkeys(unknown))}")
     joint, unanimous, pairs = unanimity_counts(
         table.values, [where[m] for m in names], sorted({where[m] for m in pool}), strict=strict
     )

@@ -19,6 +19,7 @@ import numpy as np
 
 from evaluation.model import FloatArray, IntArray
 from evaluation.preference.utilities import AGGREGATES, UtilityTable
+from evaluation.problems import OptionError
 
 
 @dataclass(frozen=True, eq=False)
@@ -43,7 +44,7 @@ class IdealRankings:
 def greedy_ideal(table: UtilityTable, aggregate: str = "avg") -> IdealRankings:
     """The greedy ideal ranking of every topic of ``table`` under ``F = aggregate`` (cached on the table)."""
     if aggregate not in AGGREGATES:
-        raise ValueError(f"F must be one of {', '.join(AGGREGATES)}, not {aggregate!r}")
+        raise OptionError(f"F must be one of {', '.join(AGGREGATES)}, not {aggregate!r}")
     found: IdealRankings = table.memo(("greedy-ideal", aggregate), lambda: _greedy(table, aggregate))
     return found
 

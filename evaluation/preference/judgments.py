@@ -20,6 +20,7 @@ import numpy as np
 import numpy.typing as npt
 
 from evaluation.model import IntArray, Qrels
+from evaluation.problems import RequestError
 
 BoolArray = npt.NDArray[np.bool_]
 
@@ -76,15 +77,15 @@ class PreferenceJudgments:
         name: str = "<preference-judgments>",
     ) -> PreferenceJudgments:
         """Judgments from ``(topic, user, top or None, left, right, winner)`` tuples; ``winner`` is ``left`` or
-        ``right`` (ValueError otherwise, and for a document compared with itself or with its top)."""
+        ``right`` (RequestError otherwise, and for a document compared with itself or with its top)."""
         rows = list(records)
         for t, u, x, a, b, w in rows:
             if a == b:
-                raise ValueError(f"topic {t}, user {u}: {a} is compared with itself")
+                raise RequestError(f"topic {t}, user {u}: {a} is compared with itself")
             if w not in (a, b):
-                raise ValueError(f"topic {t}, user {u}: winner {w} is neither {a} nor {b}")
+                raise RequestError(f"topic {t}, user {u}: winner {w} is neither {a} nor {b}")
             if x is not None and x in (a, b):
-                raise ValueError(f"topic {t}, user {u}: the top document {x} is also a candidate")
+                raise RequestError(f"topic {t}, user {u}: the top document {x} is also a candidate")
         topics, topic = _intern([r[0] for r in rows])
         users, user = _intern([r[1] for r in rows])
         names = sorted({d for r in rows for d in (r[2], r[3], r[4]) if d is not None})

@@ -42,6 +42,7 @@ import numpy.typing as npt
 from evaluation.model import IntArray, Qrels
 from evaluation.preference.judgments import PreferenceJudgments, Profile, UserProfiles
 from evaluation.preference.utilities import ProfileSelector, UtilityTable, table_from_counts
+from evaluation.problems import OptionError, RequestError
 
 #: bits drawn per block of same-size tie groups (bounds the memory of one step)
 _BLOCK = 1 << 23
@@ -208,7 +209,7 @@ def counts_table(topics: Sequence[TopicCounts], profile: ProfileSelector = "all"
             chosen = list(range(len(counts.profiles)))
         else:
             if isinstance(profile, bool) or not isinstance(profile, int) or profile < 1:
-                raise ValueError(f"profile must be 'all' or a positive integer, not {profile!r}")
+                raise OptionError(f"profile must be 'all' or a positive integer, not {profile!r}")
             chosen = [profile - 1] if profile <= len(counts.profiles) else []
         names.append(counts.pool.topic)
         if not chosen or m == 0:
@@ -295,8 +296,8 @@ def simulate_preferences(qrels: Qrels, profiles: UserProfiles, rng: np.random.Ge
     pools = [topic_pool(qrels, t) for t in chosen]
     total = sum(len(profiles.for_topic(p.topic)) * (p.size * (p.size - 1) // 2) * max(1, p.size - 1) for p in pools)
     if total > max_judgments:
-        raise ValueError(f"the complete design has about {total} judgments (more than max_judgments ="
-                         f" {max_judgments}); use simulate_counts, which counts wins without listing them")
+        raise RequestError(f"the complete design has about {total} judgments (more than max_judgments ="
+                           f" {max_judgments}); use simulate_counts, which counts wins without listing them")
     out = _Records([], [], [], [], [], [])
     for pool in pools:
         m = pool.size
@@ -329,7 +330,7 @@ def simulate_triplets(qrels: Qrels, profiles: UserProfiles, rng: np.random.Gener
     long as every profile was drawn), each profile's conditional judgments by triplet and draw, followed by the
     pairwise copies of those whose top has none of the profile's intents."""
     if n_triplets < 0 or per_triplet < 1:
-        raise ValueError("n_triplets must be >= 0 and per_triplet >= 1")
+        raise OptionError("n_triplets must be >= 0 and per_triplet >= 1")
     out = _Records([], [], [], [], [], [])
     for topic in _topics_of(qrels, profiles, topics):
         pool, chosen = topic_pool(qrels, topic), profiles.for_topic(topic)

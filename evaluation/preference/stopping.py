@@ -21,6 +21,7 @@ import numpy as np
 import numpy.typing as npt
 
 from evaluation.model import FloatArray
+from evaluation.problems import OptionError
 
 STOPS: tuple[str, ...] = ("rbp", "dcg", "rr", "uniform", "none")
 DEFAULT_THETA = 0.2
@@ -28,11 +29,11 @@ DEFAULT_THETA = 0.2
 
 def _check(stop: str, theta: float, cutoff: int | None) -> None:
     if stop not in STOPS:
-        raise ValueError(f"stop must be one of {', '.join(STOPS)}, not {stop!r}")
+        raise OptionError(f"stop must be one of {', '.join(STOPS)}, not {stop!r}")
     if stop == "rbp" and not 0.0 < theta <= 1.0:
-        raise ValueError(f"theta must be in (0, 1], not {theta}")
+        raise OptionError(f"theta must be in (0, 1], not {theta}")
     if stop == "uniform" and cutoff is None:
-        raise ValueError("stop=uniform needs a cutoff K (P(k) = 1/K)")
+        raise OptionError("stop=uniform needs a cutoff K (P(k) = 1/K)")
 
 
 def tail(stop: str, k: npt.ArrayLike, theta: float = DEFAULT_THETA) -> FloatArray:
@@ -44,7 +45,7 @@ def tail(stop: str, k: npt.ArrayLike, theta: float = DEFAULT_THETA) -> FloatArra
         return np.asarray(1.0 / np.log2(ks + 2.0), dtype=np.float64)
     if stop == "rr":
         return np.asarray(1.0 / (ks + 1.0), dtype=np.float64)
-    raise ValueError(f"stop={stop} has no closed-form tail")
+    raise OptionError(f"stop={stop} has no closed-form tail")
 
 
 def probabilities(stop: str, k: npt.ArrayLike, *, theta: float = DEFAULT_THETA, cutoff: int | None = None,
@@ -58,7 +59,7 @@ def probabilities(stop: str, k: npt.ArrayLike, *, theta: float = DEFAULT_THETA, 
         return np.where(ks <= cutoff, 1.0 / cutoff, 0.0)
     if stop == "none":
         if depth is None:
-            raise ValueError("stop=none needs the depth at which the user stops")
+            raise OptionError("stop=none needs the depth at which the user stops")
         return np.where(ks == depth, 1.0, 0.0)
     return np.asarray(tail(stop, ks - 1.0, theta) - tail(stop, ks, theta), dtype=np.float64)
 

@@ -28,6 +28,7 @@ import numpy.typing as npt
 
 from evaluation.model import FloatArray, IntArray
 from evaluation.preference.judgments import BoolArray, PreferenceJudgments
+from evaluation.problems import OptionError
 from evaluation.segments import expand_ranges
 
 Aggregate = Literal["avg", "min"]
@@ -129,7 +130,7 @@ def table_from_counts(
     """A table from win and appearance counts laid out as ``UtilityTable`` lays out utilities (documents sorted
     by docno descending within each topic; conditional counts in dense per-topic blocks, row = top)."""
     if min_app < 1:
-        raise ValueError("min_app must be at least 1")
+        raise OptionError("min_app must be at least 1")
     offsets = np.asarray(doc_offsets, dtype=np.int64)
     pw, pa = np.asarray(pair_wins, dtype=np.float64), np.asarray(pair_apps, dtype=np.float64)
     cw, ca = np.asarray(cond_wins, dtype=np.float64), np.asarray(cond_apps, dtype=np.float64)
@@ -163,7 +164,7 @@ def estimate_utilities(
     keep = np.ones(len(judgments), dtype=bool)
     if profile != "all":
         if isinstance(profile, bool) or not isinstance(profile, int) or profile < 1:
-            raise ValueError(f"profile must be 'all' or a positive integer, not {profile!r}")
+            raise OptionError(f"profile must be 'all' or a positive integer, not {profile!r}")
         keep &= judgments.user_rank() == profile
     if users is not None:
         chosen = set(users)
@@ -218,7 +219,7 @@ def rank_utilities(
     in rank order as the greedy ideal's do).
     """
     if aggregate not in AGGREGATES:
-        raise ValueError(f"F must be one of {', '.join(AGGREGATES)}, not {aggregate!r}")
+        raise OptionError(f"F must be one of {', '.join(AGGREGATES)}, not {aggregate!r}")
     out = np.zeros(local.size)
     seg = np.repeat(np.arange(offsets.size - 1), np.diff(offsets))
     topic = table_topic[seg] if seg.size else seg

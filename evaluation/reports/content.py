@@ -11,83 +11,26 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 from evaluation.axioms.constraints import CONSTRAINTS, NAMES
 from evaluation.axioms.harness import check_all, resolve
 from evaluation.measures.registry import default_registry
 from evaluation.meta.render import Table as MetaTable
 from evaluation.meta.render import meta_view
-from evaluation.problems import InputError
+from evaluation.problems import EvaluationError, InputError, RequestError
+from evaluation.reports.model import AxiomRow, MeasureInfo, ReportContent, Section, Table
+
+if TYPE_CHECKING:  # numpy and scipy load when a report computes its tests
+    from evaluation.meta.table import ScoreTable
 
 #: the significance test of an evaluation report (spec 8.3): paired t, Holm's correction, alpha 0.05
 SIGNIFICANCE = {"test": "t", "correction": "holm", "alpha": 0.05}
 
 
-@dataclass(frozen=True)
-class Table:
-    """A table of strings; ``marked`` cells (row, column) are highlighted (the best score, a significant test)."""
-
-    caption: str | None
-    header: tuple[str, ...]
-    rows: tuple[tuple[str, ...], ...]
-    marked: frozenset[tuple[int, int]] = frozenset()
-
-    def numeric(self, column: int) -> bool:
-        """Whether every cell of ``column`` is a number (or '-'): typeset right-aligned."""
-        cells = [row[column] for row in self.rows]
-        return bool(cells) and all(_is_number(c) for c in cells)
-
-
-@dataclass(frozen=True)
-class MeasureInfo:
-    """One measure as the registry describes it; ``known`` is False for a name this server does not register."""
-
-    name: str  # as requested (the result's key)
-    canonical: str
-    summary: str = ""
-    formula: str = ""
-    reference: str = ""
-    notes: str = ""
-    follows: str = ""
-    known: bool = True
-
-
-@dataclass(frozen=True)
-class AxiomRow:
-    """The axiomatic profile of one measure as used: constraint -> status (satisfied, violated, not_applicable,
-    not_evaluable), or empty with a note saying why none was computed."""
-
-    name: str
-    form: str
-    statuses: Mapping[str, str] = field(default_factory=dict)
-    note: str = ""
-
-
-@dataclass(frozen=True)
-class Section:
-    """A titled part of the report: paragraphs then tables."""
-
-    title: str
-    paragraphs: tuple[str, ...] = ()
-    tables: tuple[Table, ...] = ()
-
-
-@dataclass(frozen=True)
-class ReportContent:
-    """Everything a report shows, as plain strings (renderers escape them)."""
-
-    title: str
-    settings: tuple[tuple[str, str], ...]
-    warnings: tuple[str, ...]
-    scores: Section | None
-    results: Section | None  # a meta-evaluation's own tables
-    significance: Section | None
-    measures: tuple[MeasureInfo, ...]
-    axioms: tuple[AxiomRow, ...]
-    axioms_note: str
-
+#: a report lists at most this many pairwise tests (rows of its significance tables, every measure together, about
+#: 150 bytes of HTML each); above it, it shows one row per measure and says where to get every test (docs/api.md)
+MAX_TEST_ROWS = 2000
 
 #: constraint name -> its one-line summary, in the order of the profile table
 CONSTRAINT_SUMMARIES: dict[str, str] = {c.name: c.summary for c in CONSTRAINTS}
@@ -97,11 +40,11 @@ def build(doc: Mapping[str, Any], *, axioms: bool = True) -> ReportContent:
     """The content of a report on an evaluation or a meta-evaluation document; ``axioms=False`` leaves the
     profiles out (each costs about a third of a second per measure)."""
     if not isinstance(doc, Mapping) or not isinstance(doc.get("meta"), Mapping):
-        raise ValueError("not a result document: it has no meta object")
+        raise RequestError("not a result document: it has no meta object")
     if "method" in doc["meta"]:
         return _meta_content(doc, axioms)
     if not isinstance(doc.get("runs"), Mapping):
-        raise ValueError("not a result document: it has no runs")
+        raise RequestError("not a result document: it has no runs")
     return _evaluation_content(doc, axioms)
 
 
@@ -128,12 +71,16 @@ def _evaluation_content(doc: Mapping[str, Any], axioms: bool) -> ReportContent:
         measures=tuple(_info(m, canonical[m]) for m in measures),
         axioms=_axioms(canonical) if axioms else (),
         axioms_note=_AXIOMS_NOTE if axioms else "Axiomatic profiles were not computed for this report.",
+        constraints=tuple(CONSTRAINT_SUMMARIES.items()),
     )
 
 
 def _meta_content(doc: Mapping[str, Any], axioms: bool) -> ReportContent:
     meta = doc["meta"]
-    view = meta_view(doc)
+    summarised = "significance" in doc and _test_rows(doc["significance"]) > MAX_TEST_ROWS
+    # too many tests to list: the view's heading and note without formatting every pair
+    view = meta_view({**doc, "significance": {m: {**v, "pairs": []} for m, v in doc["significance"].items()}}
+                     if summarised else doc)
     measures = [str(m) for m in meta.get("measures", ())]
     canonical = {m: _canonical(m) for m in measures}
     settings = [("method", str(meta["method"])), ("runs", str(meta.get("runs", "-"))),
@@ -150,9 +97,12 @@ def _meta_content(doc: Mapping[str, Any], axioms: bool) -> ReportContent:
         means = {r: {m: by_measure[m]["means"].get(r) for m in by_measure} for r in runs}
         scores = Section("Scores", ("Mean over topics; the best run per measure is highlighted.",),
                          (_score_table(means, list(by_measure)),))
-        significance = Section("Significance tests", (
-            f"{doc['test']} test between every pair of runs, {doc['correction']} correction, alpha = {doc['alpha']};"
-            " * marks a significant difference.",), tables)
+        intro = (f"{doc['test']} test between every pair of runs, {doc['correction']} correction,"
+                 f" alpha = {doc['alpha']}")
+        significance = (Section("Significance tests", (intro + "; * marks a significant difference.",), tables)
+                        if not summarised else Section(
+                            "Significance tests", (intro + ".", _summary_note(_test_rows(by_measure), _META_FULL)),
+                            (_summary_table(by_measure),)))
         tables = ()
     results = Section(f"Meta-evaluation: {meta['method']}", (view.heading,), tables) if tables else None
     return ReportContent(
@@ -165,6 +115,7 @@ def _meta_content(doc: Mapping[str, Any], axioms: bool) -> ReportContent:
         measures=tuple(_info(m, canonical[m]) for m in measures),
         axioms=_axioms(canonical) if axioms else (),
         axioms_note=_AXIOMS_NOTE if axioms else "Axiomatic profiles were not computed for this report.",
+        constraints=tuple(CONSTRAINT_SUMMARIES.items()),
     )
 
 
@@ -198,13 +149,76 @@ def _significance(doc: Mapping[str, Any], measures: Sequence[str], topics: int |
         return Section(title, ("The document has no per-topic values, which the tests need.",))
     try:
         table = ScoreTable.from_document(doc, list(measures))
-        tested = run_method("significance", table, SIGNIFICANCE)
-    except (InputError, ValueError) as exc:
+        tests = len(table.runs) * (len(table.runs) - 1) // 2 * len(table.measures)
+        tested = run_method("significance", table, SIGNIFICANCE) if tests <= MAX_TEST_ROWS else None
+    except (InputError, EvaluationError) as exc:
         return Section(title, (f"No tests: {exc}",))
     intro = (f"Paired t-test between every pair of runs over the {len(table.topics)} topics they share, p-values"
-             f" adjusted with Holm's correction per measure, alpha = {SIGNIFICANCE['alpha']}; * marks a"
-             " significant difference, g is Hedges' effect size.")
-    return Section(title, (intro,), tuple(_from_meta(t) for t in meta_view(tested).tables))
+             f" adjusted with Holm's correction per measure, alpha = {SIGNIFICANCE['alpha']}")
+    if tested is None:  # the same tests, counted from their arrays rather than listed one record per pair
+        return Section(title, (intro + ".", _summary_note(tests, _EVALUATION_FULL)), (_tested_summary(table),))
+    return Section(title, (intro + "; * marks a significant difference, g is Hedges' effect size.",),
+                   tuple(_from_meta(t) for t in meta_view(tested).tables))
+
+
+def _tested_summary(table: ScoreTable) -> Table:
+    """``_summary_table`` of ``run_method("significance", table, SIGNIFICANCE)``, from the tests' arrays."""
+    import numpy as np
+
+    from evaluation.meta.significance import compare_runs
+
+    means = table.means()
+    rows = []
+    for k, m in enumerate(table.measures):
+        tests = compare_runs(table, m, test=str(SIGNIFICANCE["test"]), correction=str(SIGNIFICANCE["correction"]),
+                             alpha=cast(float, SIGNIFICANCE["alpha"]))
+        finite = np.isfinite(means[k])
+        best = int(np.argmax(np.where(finite, means[k], -np.inf))) if finite.any() else -1  # the first of a tie
+        first, second = tests.pairs[:, 0], tests.pairs[:, 1]
+        with np.errstate(invalid="ignore"):
+            wins = tests.significant & (((first == best) & (tests.mean_difference > 0))
+                                        | ((second == best) & (tests.mean_difference < 0)))
+        rows.append((m, str(len(tests.pairs)), str(int(tests.significant.sum())),
+                     table.runs[best] if best >= 0 else "-", str(int(wins.sum()))))
+    return Table(None, _SUMMARY_HEADER, tuple(rows))
+
+
+def _test_rows(by_measure: Mapping[str, Any]) -> int:
+    """Pairwise tests of a significance result, every measure together: the rows listing them would take."""
+    return sum(len(v.get("pairs", ())) for v in by_measure.values())
+
+
+_EVALUATION_FULL = ("every test: evalserve meta significance --results RESULT.json (a significance"
+                    " meta-evaluation job through the API); the per-topic scores they are computed from:"
+                    " evalserve evaluate --per-topic --format csv, or the job's result with"
+                    " ?format=csv&per_topic=true")
+_META_FULL = "every test: the job's result as JSON (?format=json), or evalserve meta significance --format json"
+_SUMMARY_HEADER = ("measure", "pairs", "significant", "best run", "significantly better than")
+
+
+def _summary_note(tests: int, full: str) -> str:
+    return (f"{tests} pairwise tests are more than a report lists ({MAX_TEST_ROWS}): per measure, the number of"
+            " pairs that differ significantly, and the best run with the number of runs it is significantly better"
+            f" than; {full}.")
+
+
+def _summary_table(by_measure: Mapping[str, Any]) -> Table:
+    """One row per measure of a significance result (``_summary_row``)."""
+    return Table(None, _SUMMARY_HEADER, tuple(
+        _summary_row(m, v.get("means", {}), [(p["a"], p["b"]) for p in v.get("pairs", ())],
+                     [p["significant"] for p in v.get("pairs", ())],
+                     [p["mean_difference"] for p in v.get("pairs", ())]) for m, v in by_measure.items()))
+
+
+def _summary_row(measure: str, means: Mapping[str, Any], pairs: Sequence[tuple[str, str]],
+                 significant: Sequence[bool], differences: Sequence[float | None]) -> tuple[str, ...]:
+    """Pairs tested, pairs significant, the best run by mean (the first of a tie) and the runs it beats
+    significantly (a significant pair in its favour)."""
+    finite = {r: x for r, x in means.items() if _finite(x)}
+    best = max(finite, key=lambda r: finite[r]) if finite else "-"
+    beaten = sum(1 for (a, b), sig, diff in zip(pairs, significant, differences)
+                 if sig and best in (a, b) and (diff or 0.0) * (1 if a == best else -1) > 0)
+    return (measure, str(len(pairs)), str(sum(significant)), best, str(beaten))
 
 
 def _from_meta(table: MetaTable) -> Table:
@@ -217,7 +231,7 @@ def _from_meta(table: MetaTable) -> Table:
 def _info(name: str, canonical: str) -> MeasureInfo:
     try:
         definition = default_registry().parse(canonical).definition
-    except ValueError:
+    except EvaluationError:
         return MeasureInfo(name, canonical, known=False)
     return MeasureInfo(name, canonical, definition.summary, definition.formula, definition.reference,
                        definition.notes, definition.default_follows)
@@ -226,7 +240,7 @@ def _info(name: str, canonical: str) -> MeasureInfo:
 def _canonical(name: str) -> str:
     try:
         return default_registry().parse(name).name
-    except ValueError:
+    except EvaluationError:
         return name
 
 
@@ -237,11 +251,11 @@ def _axioms(canonical: Mapping[str, str]) -> tuple[AxiomRow, ...]:
     for name, form in canonical.items():
         try:
             forms[name] = resolve(form)
-        except ValueError as exc:
+        except EvaluationError as exc:
             refused[name] = f"not checked: {exc}"
     try:
         outcomes = check_all(list(forms.values()))
-    except ValueError as exc:
+    except EvaluationError as exc:
         outcomes = {}
         refused |= {name: f"not checked: {exc}" for name in forms}
     rows = []
@@ -277,11 +291,6 @@ def _fmt(value: Any) -> str:
     return f"{value:.4f}" if _finite(value) else "-"
 
 
-def _is_number(text: str) -> bool:
-    if text == "-":
-        return True
-    try:
-        float(text)
-    except ValueError:
-        return False
-    return True
+
+__all__ = ["CONSTRAINT_SUMMARIES", "SIGNIFICANCE", "AxiomRow", "MeasureInfo", "ReportContent", "Section", "Table",
+           "build"]

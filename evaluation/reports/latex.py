@@ -3,20 +3,13 @@ geometry, longtable, array): every string escaped, wide score tables split into 
 
 from __future__ import annotations
 
-import unicodedata
-
-from evaluation.reports.content import CONSTRAINT_SUMMARIES, AxiomRow, MeasureInfo, ReportContent, Section, Table
+from evaluation.latex import latex_escape as latex_escape  # one set of rules, shared with the leaderboard
+from evaluation.reports.model import AxiomRow, MeasureInfo, ReportContent, Section, Table
 
 #: measures per score table: wider tables are split so that each fits the page
 COLUMNS_PER_TABLE = 6
 #: how a constraint's status is typeset (symbols of the default fonts only)
 STATUS_MARKS = {"satisfied": "Y", "violated": "x", "not_applicable": "-", "not_evaluable": "?"}
-
-_SPECIAL = {
-    "\\": r"\textbackslash{}", "{": r"\{", "}": r"\}", "$": r"\$", "&": r"\&", "#": r"\#", "%": r"\%", "_": r"\_",
-    "~": r"\textasciitilde{}", "^": r"\textasciicircum{}", "<": r"\textless{}", ">": r"\textgreater{}",
-    "|": r"\textbar{}", "-": "-{}", "\"": "''", "\n": " ", "\r": " ", "\t": " ",
-}
 
 PREAMBLE = r"""\documentclass[10pt,a4paper]{article}
 \usepackage[margin=2cm]{geometry}
@@ -29,22 +22,6 @@ PREAMBLE = r"""\documentclass[10pt,a4paper]{article}
 \renewcommand{\arraystretch}{1.15}
 \sloppy
 """
-
-
-def latex_escape(text: str) -> str:
-    """``text`` as literal LaTeX text: the special characters as commands, ``--`` kept as two hyphens, letters
-    outside ASCII reduced to their base letter (``e`` for ``e`` with an accent) or written as ``[U+XXXX]``, so
-    no input can inject commands or stop the compile."""
-    out = []
-    for ch in text:
-        if ch in _SPECIAL:
-            out.append(_SPECIAL[ch])
-        elif " " <= ch <= "~":
-            out.append(ch)
-        else:
-            base = unicodedata.normalize("NFKD", ch).encode("ascii", "ignore").decode("ascii")
-            out.append(latex_escape(base) if base else f"[U+{ord(ch):04X}]")
-    return "".join(out)
 
 
 def render_latex(content: ReportContent) -> str:
@@ -60,7 +37,7 @@ def render_latex(content: ReportContent) -> str:
         if section is not None:
             parts.append(_section(section))
     parts.append(_measures(content.measures))
-    parts.append(_axioms(content.axioms, content.axioms_note))
+    parts.append(_axioms(content.axioms, content.axioms_note, dict(content.constraints)))
     parts.append("\\end{document}\n")
     return "".join(parts)
 
@@ -122,11 +99,11 @@ def _measures(measures: tuple[MeasureInfo, ...]) -> str:
     return "".join(out)
 
 
-def _axioms(rows: tuple[AxiomRow, ...], note: str) -> str:
+def _axioms(rows: tuple[AxiomRow, ...], note: str, summaries: dict[str, str]) -> str:
     out = [f"\\section*{{Axiomatic profiles}}\n{latex_escape(note)}\n\n"]
     if not rows:
         return "".join(out)
-    names = list(CONSTRAINT_SUMMARIES)
+    names = list(summaries)
     head = " & ".join(["\\textbf{measure}", *(f"\\textbf{{{latex_escape(n)}}}" for n in names)]) + " \\\\\n\\hline\n"
     body = []
     for row in rows:
@@ -142,6 +119,6 @@ def _axioms(rows: tuple[AxiomRow, ...], note: str) -> str:
     words = {"satisfied": "satisfied", "violated": "violated", "not_applicable": "not applicable",
              "not_evaluable": "not evaluable"}
     legend = ", ".join(f"{latex_escape(STATUS_MARKS[s])} {w}" for s, w in words.items())
-    items = "".join(f"  \\item[{{{latex_escape(n)}}}] {latex_escape(s)}\n" for n, s in CONSTRAINT_SUMMARIES.items())
+    items = "".join(f"  \\item[{{{latex_escape(n)}}}] {latex_escape(s)}\n" for n, s in summaries.items())
     out.append(f"{legend}.\n\\begin{{description}}\n{items}\\end{{description}}\n")
     return "".join(out)

@@ -7,13 +7,12 @@ import logging
 from typing import Any
 
 from evalserve.service.core.config import Settings
+from evalserve.service.core.engine_errors import engine_refusal
 from evalserve.service.core.problem_codes import ProblemCode
 from evalserve.service.jobrun.context import WorkerContext
 from evalserve.service.jobs import lifecycle as jobs
 from evalserve.service.jobs.events import JobFinished
 from evalserve.service.webhooks.delivery import publish_deliveries
-from evaluation.pipeline import NothingScored
-from evaluation.problems import EvaluationError, InputError
 
 log = logging.getLogger(__name__)
 
@@ -40,16 +39,11 @@ def time_limit_error(settings: Settings) -> dict[str, Any]:
 
 def failure(exc: BaseException, settings: Settings, time_limit_errors: tuple[type[BaseException], ...] = (),
             job_id: str = "") -> dict[str, Any]:
-    """The ``error`` of a job that raised ``exc``: input problems, bad measures or requests, the time limit, or
-    (a bug) an internal error."""
-    if isinstance(exc, NothingScored):  # the inputs fit no topic: fail rather than store means of 0
-        return jobs.error_detail(ProblemCode.NO_TOPICS_SCORED, str(exc), [p.as_dict() for p in exc.problems])
-    if isinstance(exc, InputError):
-        return jobs.error_detail(ProblemCode.INVALID_INPUT, str(exc), [p.as_dict() for p in exc.problems])
-    if isinstance(exc, EvaluationError):  # a bad measure, or another request the engine cannot carry out
-        return jobs.error_detail(ProblemCode.INVALID_MEASURE, str(exc))
-    if isinstance(exc, (KeyError, ValueError)):  # a measure or option of a meta-evaluation the results lack
-        return jobs.error_detail(ProblemCode.INVALID_REQUEST, str(exc).strip("'\""))
+    """The ``error`` of a job that raised ``exc``: the engine's refusals (``core.engine_errors``), the time limit,
+    or (a bug, a bare ``KeyError``/``ValueError`` included) an internal error, logged with its traceback."""
+    refusal = engine_refusal(exc)
+    if refusal is not None:  # input problems, a bad measure, or another request the engine cannot carry out
+        return jobs.error_detail(ProblemCode(refusal.problem_code), refusal.detail, refusal.problems or None)
     if isinstance(exc, time_limit_errors):
         return time_limit_error(settings)
     log.error("job %s failed", job_id, exc_info=exc)  # a bug: record it on the job rather than leave it running

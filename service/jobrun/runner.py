@@ -22,10 +22,10 @@ from evalserve.service.jobs import lifecycle as jobs
 from evalserve.service.jobs.kinds import KINDS, EvaluationRequest, JobKindName, MetaRequest
 from evalserve.service.store.models import Collection, Job, JobState
 from evaluation.meta.methods import run_method
-from evaluation.meta.sources import Sources
 from evaluation.meta.table import ScoreTable
-from evaluation.pipeline import Inputs, load_inputs, run_evaluation
+from evaluation.pipeline import load_inputs, run_evaluation
 from evaluation.report import Report
+from evaluation.sources import Inputs, Sources
 
 log = logging.getLogger(__name__)
 

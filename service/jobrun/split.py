@@ -42,9 +42,10 @@ from evalserve.service.jobs import lifecycle as jobs
 from evalserve.service.jobs import parts as job_parts
 from evalserve.service.jobs.kinds import EvaluationRequest
 from evalserve.service.store.models import Collection, JobState
-from evaluation.pipeline import Inputs, NothingScored, check_run_names, load_inputs, run_evaluation
+from evaluation.pipeline import NothingScored, check_run_names, load_inputs, run_evaluation
 from evaluation.problems import InputError, Problem
 from evaluation.report import Report
+from evaluation.sources import Inputs
 
 log = logging.getLogger(__name__)
 

@@ -145,7 +145,7 @@ def _plot_meta(document: dict[str, Any], request: JobRequest, fmt: str) -> bytes
 _KINDS: tuple[JobKind, ...] = (
     JobKind(
         JobKindName.EVALUATION, EvaluationRequest.from_json,
-        EVALUATION_FORMATS, OnDemand("evaluation.report", "render_document"),
+        EVALUATION_FORMATS, OnDemand("evaluation.reports", "render_document"),
         f"an evaluation result is {one_of(EVALUATION_FORMATS)}", splits=True, plot=_plot_evaluation,
     ),
     JobKind(

@@ -8,6 +8,7 @@ from typing import Any
 
 from sqlalchemy.orm import Session
 
+from evalserve.service.core.engine_errors import refusal_of
 from evalserve.service.core.errors import ServiceError
 from evalserve.service.core.problem_codes import ProblemCode
 from evalserve.service.core.state import ServiceState
@@ -20,7 +21,7 @@ from evalserve.service.webhooks import targets as webhook_targets
 from evaluation.measures.names import expand_name
 from evaluation.measures.registry import default_registry
 from evaluation.meta.methods import METHODS, options_for
-from evaluation.problems import MeasureError
+from evaluation.problems import EvaluationError, MeasureError
 
 
 def canonical_measures(names: list[str]) -> list[str]:
@@ -151,8 +152,8 @@ def submit_meta_evaluation(st: ServiceState, owner_id: str, admin: bool, body: d
     """Store a queued meta-evaluation job: of a succeeded evaluation job's results, or of runs to evaluate first."""
     try:
         options = options_for(body["method"], body.get("options") or {})
-    except ValueError as exc:
-        raise ServiceError(422, ProblemCode.INVALID_META_REQUEST, str(exc)) from None
+    except EvaluationError as exc:  # MetaOptionError: invalid-meta-request
+        raise refusal_of(exc) from None
     callback = _callback(st, body)
     if body.get("evaluation"):
         if body.get("collection") or body.get("runs"):

@@ -11,9 +11,9 @@ import pytest
 from evalserve.cli.main import main
 from evaluation.formats import load
 from evaluation.meta.methods import METHODS, run_method
-from evaluation.meta.sources import Sources
 from evaluation.meta.table import ScoreTable
 from evaluation.pipeline import load_inputs, run_evaluation
+from evaluation.sources import Sources
 
 MEASURES = ["AP", "nDCG@10", "RBU", "StRecall@20"]
 

@@ -7,6 +7,8 @@ from __future__ import annotations
 import json
 import random
 import re
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -17,9 +19,11 @@ from evaluation.axioms import constraint_profile
 from evaluation.measures.registry import default_registry
 from evaluation.meta.methods import run_method
 from evaluation.meta.table import ScoreTable
-from evaluation.report import render_document
-from evaluation.reports import build, latex_escape, render_report
-from evaluation.reports.content import SIGNIFICANCE
+from evaluation.report import render_document as render_text
+from evaluation.reports import ReportContent, build, latex_escape, render, render_document, render_report
+from evaluation.reports.content import MAX_TEST_ROWS, SIGNIFICANCE
+from evaluation.reports.html import render_html
+from evaluation.reports.latex import render_latex
 from tests.browser import chromium, dump_dom, parse_html, screenshot  # noqa: F401 - chromium: fixture
 from tests.latex import compile_pdf, pdflatex  # noqa: F401 - pdflatex: fixture
 
@@ -140,6 +144,7 @@ def test_html_escapes_every_string(document: dict[str, Any]) -> None:
     ("\\input{x}", r"\textbackslash{}input\{x\}"), ("a--b", "a-{}-{}b"),
     ("<>|", r"\textless{}\textgreater{}\textbar{}"),
     ("caf\u00e9", "cafe"), ("\u2264", "[U+2264]"), ("line\nbreak", "line break"),
+    ("a\x01b\x7fc", "abc"), ("tab\tand\x0bform", "tab and form"),  # control characters: no RecursionError
 ])
 def test_latex_escape(text: str, expected: str) -> None:
     assert latex_escape(text) == expected
@@ -154,9 +159,14 @@ def test_latex_has_no_unescaped_input(document: dict[str, Any]) -> None:
 
 
 def test_the_cli_formats_render_the_same_report(document: dict[str, Any]) -> None:
-    """``evalserve evaluate --format html`` renders the per-topic document (``Report.render``)."""
+    """``evaluation.reports.render_document`` writes every result format; ``evaluation.report``'s only the text
+    ones (it does not import the reports, which compute)."""
     assert render_document(document, "html") == render_report(document, "html")
     assert render_document(document, "latex") == render_report(document, "latex")
+    for fmt in ("json", "tsv", "csv", "trec_eval"):
+        assert render_document(document, fmt, True) == render_text(document, fmt, True)
+    with pytest.raises(ValueError, match=r"evaluation\.reports\.render_document"):
+        render_text(document, "html")
 
 
 def meta_documents(document: dict[str, Any]) -> dict[str, dict[str, Any]]:
@@ -224,3 +234,68 @@ def test_the_html_report_in_chromium(chromium: str, document: dict[str, Any], tm
     png = tmp_path / "report.png"
     screenshot(chromium, page.as_uri(), png, width=1200, height=2000)
     assert png.read_bytes().startswith(b"\x89PNG\r\n\x1a\n")
+
+
+def stored(content: ReportContent) -> ReportContent:
+    """Content as a worker stores it and a reader gets it back: through JSON text."""
+    return ReportContent.from_json(json.loads(json.dumps(content.to_json())))
+
+
+def test_content_renders_the_same_after_a_json_round_trip(document: dict[str, Any]) -> None:
+    one_run = evaluate(qrels(), {"only": run(1)}, ["AP", "P@5"], per_topic=True)
+    docs = {"evaluation": document, "one run": one_run, **meta_documents(document)}
+    for name, doc in docs.items():
+        for axioms in (True, False) if name == "evaluation" else (False,):
+            content = build(doc, axioms=axioms)
+            again = stored(content)
+            assert again == content, name
+            assert render_html(again) == render_html(content), name
+            assert render_latex(again) == render_latex(content), name
+            assert render(again, "html") == render_report(doc, "html", axioms=axioms), name
+    with pytest.raises(ValueError, match="report content"):
+        ReportContent.from_json({"version": 0})
+
+
+def test_the_renderers_load_no_statistics_and_no_axioms() -> None:
+    """Rendering stored content computes nothing: no meta-evaluation methods, no scipy, no axioms, no numpy."""
+    probe = ("import sys, evaluation.reports.html, evaluation.reports.latex, evaluation.reports\n"
+             "print(sorted(m for m in sys.modules if m.startswith(('evaluation.meta', 'evaluation.axioms', 'scipy',"
+             " 'numpy', 'evaluation.measures'))))\n")
+    root = Path(__file__).resolve().parents[2]
+    out = subprocess.run([sys.executable, "-c", probe], cwd=root, capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
+
+
+def wide_document(runs: int, measures: int, topics: int = 6) -> dict[str, Any]:
+    rng = random.Random(runs * 1000 + measures)
+    names = [f"P@{k + 1}" for k in range(measures)]
+    by_run = {f"r{i:02d}": {m: {"per_topic": {f"t{t}": rng.random() * (1 + i) / (1 + runs) for t in range(topics)}}
+                            for m in names} for i in range(runs)}
+    for by_measure in by_run.values():
+        for item in by_measure.values():
+            item["mean"] = sum(item["per_topic"].values()) / topics
+    return {"meta": {"measures": {m: m for m in names}}, "runs": by_run}
+
+
+def test_a_report_with_too_many_tests_to_list_summarises_them() -> None:
+    listed = wide_document(21, MAX_TEST_ROWS // 210)  # 210 pairs per measure: exactly the most listed
+    content = build(listed, axioms=False)
+    assert content.significance is not None and len(content.significance.tables) == MAX_TEST_ROWS // 210
+    doc = wide_document(21, MAX_TEST_ROWS // 210 + 1)
+    content = build(doc, axioms=False)
+    assert content.significance is not None and len(content.significance.paragraphs) == 2
+    assert f"more than a report lists ({MAX_TEST_ROWS})" in content.significance.paragraphs[1]
+    assert "?format=csv&per_topic=true" in content.significance.paragraphs[1]
+    (summary,) = content.significance.tables
+    tested = run_method("significance", ScoreTable.from_document(doc), SIGNIFICANCE)
+    assert len(summary.rows) == len(tested["significance"])
+    for row, (m, found) in zip(summary.rows, tested["significance"].items()):
+        best = max(found["means"], key=lambda r: found["means"][r])
+        wins = sum(1 for p in found["pairs"] if p["significant"] and (
+            (p["a"] == best and p["mean_difference"] > 0) or (p["b"] == best and p["mean_difference"] < 0)))
+        assert row == (m, "210", str(sum(p["significant"] for p in found["pairs"])), best, str(wins))
+    assert any(int(row[2]) for row in summary.rows)
+    # a significance meta-evaluation document of the same table: the same summary, computed from its records
+    meta = build(json.loads(json.dumps(tested)), axioms=False)
+    assert meta.significance is not None and meta.significance.tables == (summary,)
+    assert len(render_html(content)) < 60_000

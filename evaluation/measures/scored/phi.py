@@ -20,6 +20,7 @@ import numpy as np
 import numpy.typing as npt
 
 from evaluation.model import FloatArray, IntArray
+from evaluation.problems import OptionError, RequestError
 
 #: kinds of relevance function: no positive score (phi = 0), a step at the maximum, an interpolated curve
 ZERO, STEP, CURVE = 0, 1, 2
@@ -65,7 +66,7 @@ def boxplot_stats(values: npt.ArrayLike, coef: float = 1.5) -> BoxplotStats:
     whiskers become the extreme observations within the fences when there are outliers. ``coef = 0``: no
     outliers, whiskers at the data extremes."""
     if coef < 0:
-        raise ValueError("coef must not be negative")
+        raise OptionError("coef must not be negative")
     x = np.asarray(values, dtype=np.float64).ravel()
     x = x[~np.isnan(x)]
     stats = fivenum(x)
@@ -90,6 +91,7 @@ def pchip_slopes(x: npt.ArrayLike, y: npt.ArrayLike) -> FloatArray:
     xs = np.asarray(x, dtype=np.float64)
     ys = np.asarray(y, dtype=np.float64)
     if xs.shape != ys.shape or xs.shape[-1] < 2:
+        # internal: the curves give x and y of one shape, 3 or 4 points
         raise ValueError("PCHIP needs x and y of the same shape with at least two points")
     h = np.diff(xs, axis=-1)
     delta = np.diff(ys, axis=-1) / h
@@ -240,6 +242,6 @@ def phi(scores: npt.ArrayLike, coef: float = 1.5) -> FloatArray:
     """phi of every score of one instance, the function fitted on those same scores (all >= 0)."""
     y = np.asarray(scores, dtype=np.float64).ravel()
     if y.size and not bool((y >= 0).all()):
-        raise ValueError("item scores must be finite and >= 0")
+        raise RequestError("item scores must be finite and >= 0")
     curves = fit_phi(np.sort(y), np.array([0, y.size], dtype=np.int64), coef)
     return curves(np.zeros(y.size, dtype=np.int64), y)

@@ -14,6 +14,7 @@ from evaluation.axioms import NAMES, Counterexample, check, constraint_profile, 
 from evaluation.axioms.harness import check_all
 from evaluation.evaluator import evaluate
 from evaluation.formats.source import Blob
+from evaluation.problems import OptionError
 
 STATUSES = {"satisfied", "violated", "not_applicable", "not_evaluable"}
 
@@ -118,7 +119,7 @@ def test_unknown_names() -> None:
         check("nDCGx")
     with pytest.raises(MeasureError, match="no parameter"):
         check("RBU(q=1)")
-    with pytest.raises(KeyError, match="unknown constraint"):
+    with pytest.raises(OptionError, match="unknown constraint"):  # a KeyError before typed engine errors
         check("RBU", ["Foo"])
 
 

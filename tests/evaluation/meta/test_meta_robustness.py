@@ -12,10 +12,10 @@ from evaluation.formats import Blob, parse_qrels, parse_run
 from evaluation.meta import ScoreTable, kendall_tau
 from evaluation.meta.methods import run_method
 from evaluation.meta.robustness import robustness, sampled_measures
-from evaluation.meta.sources import Sources
 from evaluation.model import Qrels, Run
 from evaluation.preference import UserProfiles, simulate_triplets
 from evaluation.side_inputs import SideInputs
+from evaluation.sources import Sources
 
 TOPICS = ("t1", "t2", "t3")
 

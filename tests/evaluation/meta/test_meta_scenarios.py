@@ -21,9 +21,9 @@ from evaluation.meta import (
 )
 from evaluation.meta.methods import run_method
 from evaluation.meta.scenarios import scenario_rng, scenario_table
-from evaluation.meta.sources import Sources
 from evaluation.model import Qrels, Run
 from evaluation.ranking import rank_run
+from evaluation.sources import Sources
 
 MEASURES = ["AP", "nDCG@10", "alpha_nDCG@10", "nDCG_IA@10", "S_Recall@10"]
 

@@ -1,25 +1,37 @@
-"""What a score table was evaluated from -- judgments, runs, intent weights, side inputs and the evaluation's
-policies -- for the methods that evaluate perturbed copies of the inputs rather than read the table alone
-(simulated scenarios, spec 8.2; robustness to incomplete judgments, 8.8)."""
+"""What one evaluation reads, parsed (``Inputs``), and what a score table was evaluated from (``Sources``).
+
+Below both the pipeline (which builds ``Inputs``) and the meta-evaluation methods (which re-evaluate ``Sources``),
+so neither has to import the other.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
 from evaluation.evaluator import RunScores, evaluate
 from evaluation.measures.base import Measure
 from evaluation.model import IntentWeights, Qrels, Run
+from evaluation.problems import Problem
 from evaluation.side_inputs import SideInputs
 
-if TYPE_CHECKING:  # the pipeline reads files; only its type is needed here
-    from evaluation.pipeline import Inputs
+
+@dataclass
+class Inputs:
+    """Everything one evaluation reads, parsed and checked: judgments, optional intent weights, runs."""
+
+    qrels: Qrels
+    runs: list[Run]
+    intent_weights: IntentWeights | None = None
+    side: SideInputs = field(default_factory=SideInputs)
+    files: dict[str, str] = field(default_factory=dict)  # file name as results show it -> sha256
+    warnings: list[Problem] = field(default_factory=list)
 
 
 @dataclass(frozen=True, eq=False)
 class Sources:
-    """The parsed inputs of one evaluation and its tie and topic policies."""
+    """The parsed inputs of one evaluation and its tie and topic policies: what the methods that evaluate
+    perturbed copies of the inputs (simulated scenarios, spec 8.2; robustness, 8.8) start from."""
 
     qrels: Qrels
     runs: tuple[Run, ...]
