@@ -1,0 +1,114 @@
+"""One unit of work per request (issue 27): a request's writes are one transaction, committed once after the
+view returned and before the response is sent; a quota check and the insert it guards are in that transaction,
+serialised per user, so concurrent requests cannot both see room for one more job.
+
+The commit counts run against the Flask test client (embedded default); the race runs 40 concurrent POSTs
+against real gunicorn processes on 127.0.0.1, on the embedded default and on PostgreSQL + Redis."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections import Counter
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from tests.service.conftest import BACKENDS, _skip_unavailable
+from tests.service.live import ROOT, LiveService, postgres_database, service_env
+
+SAMPLES = ROOT / "evalserve" / "samples"
+QUOTA = 20
+CALLERS = 40
+
+
+@pytest.fixture(params=BACKENDS)
+def quota_service(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[LiveService]:
+    """A deployment with an active-jobs quota of 20, no worker (queued jobs stay queued, so each counts), and
+    rate limits high enough that only the quota refuses."""
+    backend = str(request.param)
+    _skip_unavailable(backend)
+    env = {"EVALSERVE_QUOTA_ACTIVE_JOBS": str(QUOTA), "EVALSERVE_RATE_LIMIT": "10000/minute",
+           "EVALSERVE_UPLOAD_RATE_LIMIT": "10000/minute"}
+    with postgres_database() if backend == "redis-postgres" else _no_database() as url:
+        service = LiveService(service_env(tmp_path, backend, url, **env), logs=tmp_path)
+        service.setup()
+        try:
+            service.start_api(workers=2)
+            yield service
+        finally:
+            service.stop()
+
+
+class _no_database:
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, *_: Any) -> None:
+        return None
+
+
+def _job_rows(service: LiveService, owner: str) -> int:
+    """The owner's job rows, counted in the database itself."""
+    from sqlalchemy import func, select
+
+    from evalserve.service.core.config import Settings
+    from evalserve.service.store.db import Database
+    from evalserve.service.store.models import Job
+
+    db = Database(Settings.from_env(service.env).database_url)
+    try:
+        with db.session() as s:
+            return int(s.execute(select(func.count()).select_from(Job).where(Job.owner_id == owner)).scalar() or 0)
+    finally:
+        db.dispose()
+
+
+def test_40_concurrent_evaluations_admit_exactly_the_quota(quota_service: LiveService) -> None:
+    with quota_service.client() as admin:
+        made = admin.post("/v1/collections", data={"name": "race"},
+                          files={"qrels": ("sample.qrels", (SAMPLES / "sample.qrels").read_bytes())})
+        assert made.status_code == 201, made.text
+        collection = made.json()["id"]
+    user = quota_service.user_token("racer")
+    owner = user.split("_", 2)[1]
+    with quota_service.client(user) as client:
+        run = client.post("/v1/runs", params={"collection": collection},
+                          files={"run": ("bm25.run", (SAMPLES / "bm25.run").read_bytes())})
+        assert run.status_code == 201, run.text
+    request = {"collection": collection, "runs": [run.json()["id"]], "measures": ["AP"]}
+    start = threading.Barrier(CALLERS)
+    answers: list[tuple[int, str]] = []
+    lock = threading.Lock()
+
+    def post() -> None:
+        with httpx.Client(base_url=quota_service.url, timeout=120,
+                          headers={"Authorization": f"Bearer {user}"}) as mine:
+            start.wait(timeout=60)
+            response = mine.post("/v1/evaluations", json=request)
+        code = response.json().get("code", "") if response.status_code >= 400 else response.json()["id"]
+        with lock:
+            answers.append((response.status_code, code))
+
+    threads = [threading.Thread(target=post) for _ in range(CALLERS)]
+    began = time.monotonic()
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=180)
+    assert not any(t.is_alive() for t in threads), "a request did not finish"
+    statuses = Counter(status for status, _ in answers)
+    print(f"\n{quota_service.env.get('DATABASE_URL', 'embedded')[:10]}: {dict(statuses)} in"
+          f" {time.monotonic() - began:.1f} s")
+    assert len(answers) == CALLERS
+    assert statuses == {202: QUOTA, 429: CALLERS - QUOTA}, answers
+    assert {code for status, code in answers if status == 429} == {"quota-exceeded"}
+    admitted = {code for status, code in answers if status == 202}
+    assert len(admitted) == QUOTA, "every admitted job has its own id"
+    assert _job_rows(quota_service, owner) == QUOTA, "every admitted job is stored, and nothing else"
+    with quota_service.client(user) as client:  # and the quota still holds afterwards
+        again = client.post("/v1/evaluations", json=request)
+        assert again.status_code == 429 and again.json()["code"] == "quota-exceeded", again.text
