@@ -35,6 +35,7 @@ def create_job(db_session: Any, job: Job) -> Job:
     """Add a new queued job (committed by the caller before the job is published or announced)."""
     job.state, job.stage, job.progress = JobState.QUEUED, "queued", 0.0
     db_session.add(job)
+    db_session.flush()  # its defaults (created_at, ...) are set: the caller answers with it before committing
     return job
 
 
