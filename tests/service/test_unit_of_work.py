@@ -7,18 +7,23 @@ against real gunicorn processes on 127.0.0.1, on the embedded default and on Pos
 
 from __future__ import annotations
 
+import io
 import threading
 import time
 from collections import Counter
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
+from sqlalchemy import Engine, event, func, select
 
+from evalserve.service.store.models import IdempotencyRecord
 from tests.service.conftest import BACKENDS, _skip_unavailable
 from tests.service.live import ROOT, LiveService, postgres_database, service_env
+from tests.service.test_api import RUN, Api
 
 SAMPLES = ROOT / "evalserve" / "samples"
 QUOTA = 20
@@ -112,3 +117,98 @@ def test_40_concurrent_evaluations_admit_exactly_the_quota(quota_service: LiveSe
     with quota_service.client(user) as client:  # and the quota still holds afterwards
         again = client.post("/v1/evaluations", json=request)
         assert again.status_code == 429 and again.json()["code"] == "quota-exceeded", again.text
+
+
+# -- one commit per request (Flask's test client, the embedded default) ---------------------------------------------
+
+
+@contextmanager
+def commits(engine: Engine) -> Iterator[list[list[str]]]:
+    """The transactions committed on ``engine`` meanwhile, each as the SQL statements it ran (first words)."""
+    committed: list[list[str]] = []
+    running: dict[int, list[str]] = {}
+
+    def executed(conn: Any, _cursor: Any, statement: str, *_: Any) -> None:
+        running.setdefault(id(conn), []).append(" ".join(statement.split()[:3]))
+
+    def commit(conn: Any) -> None:
+        committed.append(running.pop(id(conn), []))
+
+    def rollback(conn: Any) -> None:
+        running.pop(id(conn), None)
+
+    listeners = [("before_cursor_execute", executed), ("commit", commit), ("rollback", rollback)]
+    for name, fn in listeners:
+        event.listen(engine, name, fn)
+    try:
+        yield committed
+    finally:
+        for name, fn in listeners:
+            event.remove(engine, name, fn)
+
+
+def _writes(transaction: list[str]) -> list[str]:
+    return [s for s in transaction if s.split()[0] in ("INSERT", "UPDATE", "DELETE")]
+
+
+@pytest.fixture
+def api(tmp_path: Path) -> Iterator[Api]:
+    made = Api(tmp_path)
+    yield made
+    made.app.extensions["evalserve"].db.dispose()
+
+
+@pytest.mark.parametrize("key", [None, "once-1"])
+def test_post_evaluations_commits_once(api: Api, key: str | None) -> None:
+    collection = api.collection()
+    run = api.run(collection)
+    engine = api.app.extensions["evalserve"].db.engine
+    headers = {"Idempotency-Key": key} if key else {}
+    with commits(engine) as committed:
+        accepted = api.call("POST", "/v1/evaluations", json={"collection": collection, "runs": [run],
+                                                               "measures": ["AP"]}, headers=headers)
+    assert accepted.status_code == 202, accepted.get_data(as_text=True)
+    request, *after = committed
+    writes = _writes(request)
+    assert "INSERT INTO jobs" in writes, request
+    assert ("INSERT INTO idempotency_keys" in writes) == bool(key), request
+    assert ("UPDATE idempotency_keys SET" in writes) == bool(key), "the stored response, in the same commit"
+    counted = next(i for i, statement in enumerate(request) if statement.startswith("SELECT count(*)"))
+    assert "BEGIN IMMEDIATE" in request[:counted], "SQLite's write lock is taken before the quota is counted"
+    # after the commit the job was published; the broker's acceptance is then recorded on its own (jobs.queue)
+    assert [_writes(t) for t in after] == [["UPDATE jobs SET"]], committed
+    assert after[0][-1].startswith("UPDATE jobs SET"), after
+    if key:  # the replay reads, and commits nothing
+        with commits(engine) as again:
+            replayed = api.call("POST", "/v1/evaluations", json={"collection": collection, "runs": [run],
+                                                                   "measures": ["AP"]}, headers=headers)
+        assert replayed.headers["Idempotent-Replayed"] == "true" and replayed.json["id"] == accepted.json["id"]
+        assert all(not _writes(t) for t in again), again
+
+
+@pytest.mark.parametrize("key", [None, "once-2"])
+def test_post_submissions_commits_once(api: Api, key: str | None) -> None:
+    collection = api.collection()
+    engine = api.app.extensions["evalserve"].db.engine
+    headers = {"Idempotency-Key": key} if key else {}
+    with commits(engine) as committed:
+        accepted = api.call("POST", "/v1/submissions", data={"collection": collection, "measures": "AP",
+                                                              "run": (io.BytesIO(RUN), "a.run")}, headers=headers)
+    assert accepted.status_code == 202, accepted.get_data(as_text=True)
+    request, *after = committed
+    writes = _writes(request)
+    assert {"INSERT INTO runs", "INSERT INTO jobs"} <= set(writes), request
+    assert ("INSERT INTO idempotency_keys" in writes) == bool(key), request
+    assert [_writes(t) for t in after] == [["UPDATE jobs SET"]], committed
+
+
+def test_a_refused_request_commits_nothing(api: Api) -> None:
+    collection = api.collection()
+    engine = api.app.extensions["evalserve"].db.engine
+    with commits(engine) as committed:
+        refused = api.call("POST", "/v1/evaluations", json={"collection": collection, "runs": ["run_nope"],
+                                                              "measures": ["AP"]}, headers={"Idempotency-Key": "k"})
+    assert refused.status_code == 404, refused.get_data(as_text=True)
+    assert all(not _writes(t) for t in committed), committed
+    with api.app.extensions["evalserve"].db.session() as s:  # the key was rolled back with the rest
+        assert s.execute(select(func.count()).select_from(IdempotencyRecord)).scalar() == 0
