@@ -119,6 +119,46 @@ def test_40_concurrent_evaluations_admit_exactly_the_quota(quota_service: LiveSe
         assert again.status_code == 429 and again.json()["code"] == "quota-exceeded", again.text
 
 
+def test_concurrent_retries_with_one_idempotency_key_make_one_job(quota_service: LiveService) -> None:
+    """The key is reserved in the request's transaction: a concurrent retry waits for the first request and
+    replays its answer (before, it got 409 idempotency-key-in-progress); one job either way."""
+    with quota_service.client() as admin:
+        made = admin.post("/v1/collections", data={"name": "retries"},
+                          files={"qrels": ("sample.qrels", (SAMPLES / "sample.qrels").read_bytes())})
+        assert made.status_code == 201, made.text
+        collection = made.json()["id"]
+    user = quota_service.user_token("retrier")
+    owner = user.split("_", 2)[1]
+    with quota_service.client(user) as client:
+        run = client.post("/v1/runs", params={"collection": collection},
+                          files={"run": ("bm25.run", (SAMPLES / "bm25.run").read_bytes())})
+        assert run.status_code == 201, run.text
+    request = {"collection": collection, "runs": [run.json()["id"]], "measures": ["AP"]}
+    callers = 8
+    start = threading.Barrier(callers)
+    answers: list[httpx.Response] = []
+    lock = threading.Lock()
+
+    def post() -> None:
+        with httpx.Client(base_url=quota_service.url, timeout=120,
+                          headers={"Authorization": f"Bearer {user}", "Idempotency-Key": "retry-1"}) as mine:
+            start.wait(timeout=60)
+            response = mine.post("/v1/evaluations", json=request)
+        with lock:
+            answers.append(response)
+
+    threads = [threading.Thread(target=post) for _ in range(callers)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=180)
+    assert not any(t.is_alive() for t in threads), "a request did not finish"
+    assert [a.status_code for a in answers] == [202] * callers, [(a.status_code, a.text) for a in answers]
+    assert len({a.json()["id"] for a in answers}) == 1, "every retry got the first job"
+    assert sum(a.headers.get("Idempotent-Replayed") == "true" for a in answers) == callers - 1
+    assert _job_rows(quota_service, owner) == 1
+
+
 # -- one commit per request (Flask's test client, the embedded default) ---------------------------------------------
 
 
