@@ -91,9 +91,10 @@ class EvalserveFlask(Flask):
         try:
             end_unit_of_work(response.status_code < 400)
         except Exception as exc:  # the commit failed: nothing was stored, and the client must not hear otherwise
-            if from_error_handler:
-                raise
-            response = self.make_response(self.handle_user_exception(exc))
+            if from_error_handler:  # already answering an unhandled error (a 500): its rollback failed too
+                log.exception("could not roll back the request's unit of work")
+            else:
+                response = self.make_response(self.handle_user_exception(exc))
         return super().finalize_request(response, from_error_handler)
 
 

@@ -1,6 +1,6 @@
 """``Idempotency-Key`` on POST: a retried request (same key, same method, path, query and body) gets the first
 response again instead of creating a second collection, run or job; the same key with a different request is
-refused (422), and a retry that arrives while the first is still being processed waits its turn (409).
+refused (422), and a retry that arrives while the first is still being processed waits for it, then replays it.
 
 The key is reserved (a row with status 0) before the work starts, in the request's unit of work, so two concurrent
 requests with one key never both run: the second waits for the first's transaction and replays its response. A

@@ -20,7 +20,7 @@ import httpx
 import pytest
 from sqlalchemy import Engine, event, func, select
 
-from evalserve.service.store.models import IdempotencyRecord
+from evalserve.service.store.models import IdempotencyRecord, Job
 from tests.service.conftest import BACKENDS, _skip_unavailable
 from tests.service.live import ROOT, LiveService, postgres_database, service_env
 from tests.service.test_api import RUN, Api
@@ -252,3 +252,33 @@ def test_a_refused_request_commits_nothing(api: Api) -> None:
     assert all(not _writes(t) for t in committed), committed
     with api.app.extensions["evalserve"].db.session() as s:  # the key was rolled back with the rest
         assert s.execute(select(func.count()).select_from(IdempotencyRecord)).scalar() == 0
+
+
+def test_a_job_is_published_only_after_its_commit(api: Api, monkeypatch: pytest.MonkeyPatch) -> None:
+    collection = api.collection()
+    run = api.run(collection)
+    st = api.app.extensions["evalserve"]
+    durable: list[bool] = []
+
+    def publish(job_id: str) -> bool:  # what a worker woken now would find
+        with st.db.session() as s:
+            durable.append(s.get(Job, job_id) is not None)
+        return True
+
+    monkeypatch.setattr(st.queue, "publish", publish)
+    body = {"collection": collection, "runs": [run], "measures": ["AP"]}
+    accepted = api.call("POST", "/v1/evaluations", json=body)
+    assert accepted.status_code == 202 and durable == [True]
+
+    def refuse(_session: Any) -> None:
+        raise RuntimeError("the disk is full")
+
+    event.listen(st.db._sessions, "before_commit", refuse)
+    try:
+        failed = api.call("POST", "/v1/evaluations", json=body)
+    finally:
+        event.remove(st.db._sessions, "before_commit", refuse)
+    assert failed.status_code == 500 and failed.headers["Content-Type"] == "application/problem+json"
+    assert durable == [True], "a job whose commit failed is never published"
+    with st.db.session() as s:
+        assert s.execute(select(func.count()).select_from(Job)).scalar() == 1
