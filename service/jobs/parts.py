@@ -19,7 +19,7 @@ from sqlalchemy.orm import Session
 
 from evalserve.service.jobs import callbacks
 from evalserve.service.jobs import lifecycle as jobs
-from evalserve.service.store.db import Database
+from evalserve.service.store.db import Database, savepoint
 from evalserve.service.store.models import FINAL_STATES, Job, JobPart, JobState, as_utc, utcnow
 
 #: the prefix of a split job's ``lease_owner``
@@ -51,7 +51,7 @@ def create(db: Database, job_id: str, slices: list[list[str]]) -> None:
         if s.execute(select(JobPart.index).where(JobPart.job_id == job_id).limit(1)).first() is not None:
             return
         try:
-            with s.begin_nested():
+            with savepoint(s):
                 s.add_all(JobPart(job_id=job_id, index=i, runs=list(runs), state=JobState.QUEUED, progress=0.0,
                                   attempts=0, workers=[], updated_at=utcnow()) for i, runs in enumerate(slices))
         except IntegrityError:  # another attempt added them at the same moment

@@ -22,6 +22,7 @@ from evalserve.service.jobs import callbacks
 from evalserve.service.jobs.document import job_document
 from evalserve.service.jobs.kinds import KINDS, NoPlot
 from evalserve.service.jobs.lifecycle import cancel_in
+from evalserve.service.store.db import savepoint
 from evalserve.service.store.models import Job, Token
 from evalserve.service.store.unit_of_work import after_commit
 from evalserve.service.webhooks.delivery import publish_deliveries
@@ -66,7 +67,7 @@ def _record_callback(s: Session, job: Job) -> str | None:
     """The job's callback delivery, if cancelling ended it; never fails the cancel (a savepoint keeps a refused
     row, recorded by a worker meanwhile, from undoing it)."""
     try:
-        with s.begin_nested():
+        with savepoint(s):
             return callbacks.record_in(s, job)
     except Exception:
         log.exception("could not record the callback of job %s", job.id)

@@ -7,7 +7,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from sqlalchemy import Engine, create_engine, event
-from sqlalchemy.orm import Session, sessionmaker
+from sqlalchemy.orm import Session, SessionTransaction, sessionmaker
 
 from evalserve.service.store.unit_of_work import UnitOfWork
 
@@ -36,6 +36,14 @@ def take_write_lock(s: Session) -> None:
     raw: Any = connection.connection.dbapi_connection
     if not raw.in_transaction:
         connection.exec_driver_sql("BEGIN IMMEDIATE")
+
+
+def savepoint(s: Session) -> SessionTransaction:
+    """``s.begin_nested()``, safe on SQLite: pysqlite opens a transaction only before a write, so a SAVEPOINT
+    issued first would open one itself and its RELEASE would commit everything so far -- the transaction is
+    opened (``take_write_lock``) before the savepoint."""
+    take_write_lock(s)
+    return s.begin_nested()
 
 
 def sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:

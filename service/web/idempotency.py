@@ -20,7 +20,7 @@ from flask import Response, make_response, request
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
-from evalserve.service.store.db import take_write_lock
+from evalserve.service.store.db import savepoint, take_write_lock
 from evalserve.service.store.models import IdempotencyRecord, as_utc, utcnow
 from evalserve.service.web.auth import current_token
 from evalserve.service.web.context import session
@@ -80,7 +80,7 @@ def _reserve(s: Session, owner: str, key: str, digest: str) -> IdempotencyRecord
             else:
                 return existing
         try:
-            with s.begin_nested():
+            with savepoint(s):
                 s.add(IdempotencyRecord(owner_id=owner, key=key, request_hash=digest, status=IN_PROGRESS,
                                         body=b"", headers={}))
             return None

@@ -282,3 +282,23 @@ def test_a_job_is_published_only_after_its_commit(api: Api, monkeypatch: pytest.
     assert durable == [True], "a job whose commit failed is never published"
     with st.db.session() as s:
         assert s.execute(select(func.count()).select_from(Job)).scalar() == 1
+
+
+def _opened_before_savepoints(transaction: list[str]) -> bool:
+    """On SQLite a SAVEPOINT outside a transaction opens one, and its RELEASE commits it: every savepoint must
+    follow the transaction's BEGIN IMMEDIATE or a write (pysqlite's implicit BEGIN)."""
+    first = next((i for i, s in enumerate(transaction) if s.startswith("SAVEPOINT")), None)
+    return first is None or any(s == "BEGIN IMMEDIATE" or s in _writes([s]) for s in transaction[:first])
+
+
+def test_an_upload_without_a_quota_check_is_one_transaction_too(api: Api) -> None:
+    """An admin (no quota check, so no early lock) uploading a run: the blob's savepoint is inside the
+    request's transaction, not a transaction of its own that its RELEASE would commit."""
+    collection = api.collection()
+    with commits(api.app.extensions["evalserve"].db.engine) as committed:
+        made = api.call("POST", f"/v1/runs?collection={collection}", "admin",
+                        data={"run": (io.BytesIO(RUN), "a.run")})
+    assert made.status_code == 201, made.get_data(as_text=True)
+    [request] = committed
+    assert {"INSERT INTO blobs", "INSERT INTO runs"} <= set(_writes(request)), request
+    assert _opened_before_savepoints(request), request

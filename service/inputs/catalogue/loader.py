@@ -17,6 +17,7 @@ from evalserve.service.core.errors import ServiceError
 from evalserve.service.inputs.catalogue.published import PUBLISHED, PublishedSet
 from evalserve.service.inputs.catalogue.topics import read_topic_xml
 from evalserve.service.inputs.uploads import create_collection
+from evalserve.service.store.db import savepoint
 from evalserve.service.store.models import Collection
 from evalserve.service.store.storage import HasStores
 
@@ -67,7 +68,7 @@ def load_published(s: Session, stores: HasStores, owner_id: str, root: Path,
                 "qrels_format": published.qrels_format, "catalogue_key": published.key,
                 "citation": published.citation, "topics": topics}
         try:
-            with s.begin_nested():  # only this set is given up if another import loads it at the same moment
+            with savepoint(s):  # only this set is given up if another import loads it at the same moment
                 row = create_collection(s, stores, owner_id, form, (qrels_path.name, qrels_path.read_bytes()), None)
         except IntegrityError:  # loaded at the same moment by another import
             out.append(Loaded(published.key, "exists", detail="loaded concurrently"))
