@@ -56,7 +56,8 @@ def _import(args: argparse.Namespace) -> int:
     db, _, _ = _open()
     settings = Settings.from_env()
     try:
-        loaded = load_published(Stores(settings, db, BlobStore(settings.blob_dir)), _owner(db), root, args.keys)
+        with db.session() as s:
+            loaded = load_published(s, Stores(settings, db, BlobStore(settings.blob_dir)), _owner(db), root, args.keys)
     except ServiceError as exc:
         print(f"evalserve: {exc.detail}", file=sys.stderr)
         return 2

@@ -1,6 +1,10 @@
 """Quotas per user, counted from the tables (no counters to drift): stored bytes (the distinct blobs of the runs and
 collections a token owns) and jobs (live ones, and those created today). Flask-free: views call ``check_storage``
-and ``check_jobs`` before anything is stored; over a quota is ``429 quota-exceeded`` with ``Retry-After``."""
+and ``check_jobs`` before anything is stored; over a quota is ``429 quota-exceeded`` with ``Retry-After``.
+
+A check and the inserts it guards are one transaction (the request's unit of work), and the check first locks the
+user (``lock_owner``): concurrent requests of one user are serialised from the count to the commit, so two of them
+never both see room for one more job."""
 
 from __future__ import annotations
 
@@ -14,6 +18,7 @@ from sqlalchemy.orm import Session
 from evalserve.service.core.config import Limits
 from evalserve.service.core.errors import ServiceError
 from evalserve.service.core.problem_codes import ProblemCode
+from evalserve.service.store.db import take_write_lock
 from evalserve.service.store.models import (
     BlobRow,
     Collection,
@@ -23,6 +28,7 @@ from evalserve.service.store.models import (
     RunRecord,
     Submission,
     SubmissionEvaluation,
+    Token,
     utcnow,
 )
 
@@ -31,6 +37,16 @@ LIVE_STATES = (JobState.QUEUED, JobState.RUNNING)
 STORAGE_RETRY_SECONDS = 3600
 #: when to try again after an active-jobs refusal: about the time a queued job takes to start
 ACTIVE_JOBS_RETRY_SECONDS = 30
+
+
+def lock_owner(s: Session, owner_id: str) -> None:
+    """Hold the user's quotas until the session's transaction ends, before counting: on PostgreSQL a row lock on
+    the user's token (``SELECT ... FOR UPDATE``; other users are not held up), on SQLite the database's write
+    lock (``BEGIN IMMEDIATE``; SQLite has no row locks). Taking it again in the same transaction is free."""
+    if s.get_bind().dialect.name == "sqlite":
+        take_write_lock(s)
+    else:
+        s.execute(select(Token.id).where(Token.id == owner_id).with_for_update())
 
 
 def _owned_blobs(s: Session, owner_id: str) -> tuple[Any, set[str]]:
@@ -72,6 +88,7 @@ def check_storage(s: Session, limits: Limits, owner_id: str, files: list[bytes])
     """429 when storing ``files`` would take the owner over ``EVALSERVE_QUOTA_STORAGE_MB``."""
     if limits.storage_bytes <= 0:
         return
+    lock_owner(s, owner_id)
     incoming = new_bytes(s, owner_id, files)
     if not incoming:
         return
@@ -96,6 +113,9 @@ def _jobs_of(owner_id: str) -> ColumnElement[bool]:
 
 def check_jobs(s: Session, limits: Limits, owner_id: str, incoming: int = 1, now: datetime | None = None) -> None:
     """429 when ``incoming`` more jobs would take the user over the active-jobs or jobs-per-day quota."""
+    if limits.active_jobs <= 0 and limits.jobs_per_day <= 0:
+        return
+    lock_owner(s, owner_id)
     mine = _jobs_of(owner_id)
     if limits.active_jobs > 0:
         active = s.execute(select(func.count()).select_from(Job)

@@ -13,6 +13,7 @@ import hmac
 import secrets
 
 from sqlalchemy import select
+from sqlalchemy.orm import Session
 
 from evalserve.service.store.db import Database
 from evalserve.service.store.models import Scope, Token, utcnow
@@ -37,13 +38,12 @@ def create_token(db: Database, name: str, scopes: tuple[str, ...]) -> tuple[Toke
     return row, f"es_{token_id}_{secret}"
 
 
-def verify(db: Database, presented: str) -> Token | None:
-    """The live token matching the presented text, or None."""
+def verify(s: Session, presented: str) -> Token | None:
+    """The live token matching the presented text, or None (read in the caller's session)."""
     parts = presented.split("_", 2)
     if len(parts) != 3 or parts[0] != "es":
         return None
-    with db.session() as s:
-        row = s.execute(select(Token).where(Token.id == parts[1])).scalar_one_or_none()
+    row = s.execute(select(Token).where(Token.id == parts[1])).scalar_one_or_none()
     if row is None or row.revoked_at is not None or not hmac.compare_digest(row.secret_hash, _hash(parts[2])):
         return None
     return row

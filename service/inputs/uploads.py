@@ -52,10 +52,11 @@ def _checked(parsed: Parsed[Any], filename: str) -> Any:
     return parsed.value
 
 
-def create_collection(st: HasStores, owner_id: str, form: dict[str, Any], qrels: tuple[str, bytes],
+def create_collection(s: Session, st: HasStores, owner_id: str, form: dict[str, Any], qrels: tuple[str, bytes],
                       intent_weights: tuple[str, bytes] | None,
                       side: dict[str, tuple[str, bytes]] | None = None) -> Collection:
-    """Validate the judgments (intent weights, side inputs) and store the collection; immutable from now on."""
+    """Validate the judgments (intent weights, side inputs) and add the collection to the session (the caller
+    commits); immutable from then on."""
     limits = st.settings.decode_limits
     qrels_blob = to_blob(qrels[1], qrels[0], limits)
     parsed_judgments = parse_judgments(qrels_blob, form["qrels_format"])
@@ -70,29 +71,29 @@ def create_collection(st: HasStores, owner_id: str, form: dict[str, Any], qrels:
         parsed = side_reader(kind)(to_blob(data, filename, limits))
         _checked(parsed, filename)
         warnings += [p.as_dict() for p in parsed.warnings]
-    with st.db.session() as s:
-        side_inputs = {kind: {"filename": filename, "sha256": st.blobs.put(s, data)}
-                       for kind, (filename, data) in (side or {}).items()}
-        qrels_sha = st.blobs.put(s, qrels[1])
-        if intent_weights is not None:
-            weights_sha = st.blobs.put(s, intent_weights[1])
-        row = Collection(
-            id=new_id("col"), owner_id=owner_id, name=form["name"], description=form["description"],
-            grade_scale=form["grade_scale"], qrels_sha256=qrels_sha, qrels_filename=qrels[0],
-            qrels_format=form["qrels_format"], intent_weights_sha256=weights_sha,
-            intent_weights_filename=intent_weights[0] if intent_weights else None,
-            n_topics=len(judged.topics), n_judgments=len(judged), n_intents=len(judged.intents), warnings=warnings,
-            side_inputs=side_inputs, hidden=bool(form.get("hidden", False)),
-            catalogue_key=form.get("catalogue_key"), citation=form.get("citation", ""), topics=form.get("topics", {}),
-        )
-        s.add(row)
+    side_inputs = {kind: {"filename": filename, "sha256": st.blobs.put(s, data)}
+                   for kind, (filename, data) in (side or {}).items()}
+    qrels_sha = st.blobs.put(s, qrels[1])
+    if intent_weights is not None:
+        weights_sha = st.blobs.put(s, intent_weights[1])
+    row = Collection(
+        id=new_id("col"), owner_id=owner_id, name=form["name"], description=form["description"],
+        grade_scale=form["grade_scale"], qrels_sha256=qrels_sha, qrels_filename=qrels[0],
+        qrels_format=form["qrels_format"], intent_weights_sha256=weights_sha,
+        intent_weights_filename=intent_weights[0] if intent_weights else None,
+        n_topics=len(judged.topics), n_judgments=len(judged), n_intents=len(judged.intents), warnings=warnings,
+        side_inputs=side_inputs, hidden=bool(form.get("hidden", False)),
+        catalogue_key=form.get("catalogue_key"), citation=form.get("citation", ""), topics=form.get("topics", {}),
+    )
+    s.add(row)
+    s.flush()  # its defaults are set: the caller answers with it before committing
     return row
 
 
-def create_run(st: ServiceState, owner_id: str, collection_id: str, filename: str, data: bytes, *,
+def create_run(s: Session, st: ServiceState, owner_id: str, collection_id: str, filename: str, data: bytes, *,
                admin: bool = False, run_format: str = RunFormat.AUTO) -> RunRecord:
     """Validate a run file (in ``run_format``) and store it against a collection."""
-    return create_runs(st, owner_id, collection_id, [(filename, data)], admin=admin, run_format=run_format)[0]
+    return create_runs(s, st, owner_id, collection_id, [(filename, data)], admin=admin, run_format=run_format)[0]
 
 
 @dataclass(frozen=True)
@@ -153,13 +154,14 @@ def store_run(s: Session, st: ServiceState, owner_id: str, collection_id: str, c
     return row
 
 
-def create_runs(st: ServiceState, owner_id: str, collection_id: str, files: list[tuple[str, bytes]], *,
+def create_runs(s: Session, st: ServiceState, owner_id: str, collection_id: str, files: list[tuple[str, bytes]], *,
                 admin: bool = False, run_format: str = RunFormat.AUTO) -> list[RunRecord]:
-    """Validate every run file, then store all of them in one transaction -- or none. Runs for a hidden
-    collection (a task's judgments) are refused like a missing collection unless the caller owns it."""
+    """Validate every run file, then add all of them to the session (the caller commits: all or none). Runs for
+    a hidden collection (a task's judgments) are refused like a missing collection unless the caller owns it."""
     checked = check_runs(files, st.settings.decode_limits, run_format)
-    with st.db.session() as s:
-        return store_runs(s, st, owner_id, collection_id, checked, admin=admin)
+    runs = store_runs(s, st, owner_id, collection_id, checked, admin=admin)
+    s.flush()  # their defaults are set: the caller answers with them before committing
+    return runs
 
 
 def store_runs(s: Session, st: ServiceState, owner_id: str, collection_id: str, checked: list[CheckedRun], *,

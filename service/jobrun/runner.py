@@ -54,10 +54,11 @@ def _run_claimed(ctx: WorkerContext, job_id: str, time_limit_errors: tuple[type[
         try:
             lease.progress("reading inputs", 0.0)
             document = RUNS[kind.name](ctx, claim, lease)
-            with ctx.db.session() as s:
-                sha = ctx.blobs.put(s, json.dumps(document, separators=(",", ":")).encode())
             lease.progress("storing results", 1.0)
-            return "succeeded" if jobs.finish(ctx.db, claim, JobState.SUCCEEDED, result_sha256=sha) else "lost"
+            with ctx.db.unit_of_work() as unit:  # the result and the outcome: one transaction
+                sha = ctx.blobs.put(unit.session, json.dumps(document, separators=(",", ":")).encode())
+                done = jobs.finish_in(unit.session, claim, JobState.SUCCEEDED, result_sha256=sha)
+            return "succeeded" if done else "lost"
         except Stop as stop:
             if stop.reason == "cancelled":
                 jobs.finish(ctx.db, claim, JobState.CANCELLED)

@@ -129,10 +129,11 @@ def _run_claimed_part(ctx: WorkerContext, claim: job_parts.PartClaim,
             ctx.db, claim, settings.lease_seconds, stage, fraction)) as lease:
         try:
             outcome = _evaluate_part(ctx, claim, lease, time_limit_errors)
-            with ctx.db.session() as s:
-                sha = ctx.blobs.put(s, json.dumps(outcome, separators=(",", ":")).encode())
             state = JobState.FAILED if outcome.get("error") else JobState.SUCCEEDED
-            if not job_parts.finish(ctx.db, claim, state, result_sha256=sha, error=outcome["error"]):
+            with ctx.db.unit_of_work() as unit:  # the outcome blob and the part's row: one transaction
+                sha = ctx.blobs.put(unit.session, json.dumps(outcome, separators=(",", ":")).encode())
+                done = job_parts.finish_in(unit.session, claim, state, result_sha256=sha, error=outcome["error"])
+            if not done:
                 return "lost"
             return state
         except Stop as stop:
@@ -168,9 +169,10 @@ def merge_and_finish(ctx: WorkerContext, claim: jobs.Claim) -> str:
             if "error" in merged:
                 state, done = JobState.FAILED, jobs.finish(ctx.db, claim, JobState.FAILED, error=merged["error"])
             else:
-                with ctx.db.session() as s:
-                    sha = ctx.blobs.put(s, json.dumps(merged["document"], separators=(",", ":")).encode())
-                state, done = JobState.SUCCEEDED, jobs.finish(ctx.db, claim, JobState.SUCCEEDED, result_sha256=sha)
+                with ctx.db.unit_of_work() as unit:  # the merged result and the outcome: one transaction
+                    sha = ctx.blobs.put(unit.session, json.dumps(merged["document"], separators=(",", ":")).encode())
+                    state, done = JobState.SUCCEEDED, jobs.finish_in(unit.session, claim, JobState.SUCCEEDED,
+                                                                     result_sha256=sha)
         except OperationalError:
             jobs.release(ctx.db, claim, "database unavailable")
             raise

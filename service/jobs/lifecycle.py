@@ -37,6 +37,7 @@ def create_job(db_session: Any, job: Job) -> Job:
     """Add a new queued job (committed by the caller before the job is published or announced)."""
     job.state, job.stage, job.progress = JobState.QUEUED, "queued", 0.0
     db_session.add(job)
+    db_session.flush()  # its defaults (created_at, ...) are set: the caller answers with it before committing
     return job
 
 
@@ -95,14 +96,21 @@ def heartbeat(db: Database, claim_: Claim, lease_seconds: float, stage: str | No
 def finish(db: Database, claim_: Claim, state: str, *, result_sha256: str | None = None,
            error: dict[str, Any] | None = None) -> bool:
     """Record the outcome; only the lease holder can, and only once."""
+    with db.session() as s:
+        return finish_in(s, claim_, state, result_sha256=result_sha256, error=error)
+
+
+def finish_in(s: Session, claim_: Claim, state: str, *, result_sha256: str | None = None,
+              error: dict[str, Any] | None = None) -> bool:
+    """``finish`` in the caller's session (a worker's last unit of work for a claim: the result blob and the
+    outcome committed together)."""
     assert state in FINAL_STATES
     now = utcnow()
     values: dict[str, Any] = {"state": state, "stage": state, "finished_at": now, "updated_at": now,
                               "lease_expires_at": None, "result_sha256": result_sha256, "error": error}
     if state == JobState.SUCCEEDED:
         values["progress"] = 1.0
-    with db.session() as s:
-        done = s.execute(_update_jobs().where(_held(claim_)).values(**values))
+    done = s.execute(_update_jobs().where(_held(claim_)).values(**values))
     return _changed(done) == 1
 
 

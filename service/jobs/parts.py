@@ -15,11 +15,12 @@ from typing import Any
 
 from sqlalchemy import and_, or_, select, update
 from sqlalchemy.exc import IntegrityError
+from sqlalchemy.orm import Session
 
 from evalserve.service.core.problem_codes import ProblemCode
 from evalserve.service.jobs import callbacks
 from evalserve.service.jobs import lifecycle as jobs
-from evalserve.service.store.db import Database
+from evalserve.service.store.db import Database, savepoint
 from evalserve.service.store.models import FINAL_STATES, Job, JobPart, JobState, as_utc, utcnow
 
 #: the prefix of a split job's ``lease_owner``
@@ -51,7 +52,7 @@ def create(db: Database, job_id: str, slices: list[list[str]]) -> None:
         if s.execute(select(JobPart.index).where(JobPart.job_id == job_id).limit(1)).first() is not None:
             return
         try:
-            with s.begin_nested():
+            with savepoint(s):
                 s.add_all(JobPart(job_id=job_id, index=i, runs=list(runs), state=JobState.QUEUED, progress=0.0,
                                   attempts=0, workers=[], updated_at=utcnow()) for i, runs in enumerate(slices))
         except IntegrityError:  # another attempt added them at the same moment
@@ -140,15 +141,21 @@ def heartbeat(db: Database, claim_: PartClaim, lease_seconds: float, stage: str 
 def finish(db: Database, claim_: PartClaim, state: str, *, result_sha256: str | None = None,
            error: dict[str, Any] | None = None) -> bool:
     """Record the part's outcome (only its lease holder can, once) and the job's progress."""
+    with db.session() as s:
+        return finish_in(s, claim_, state, result_sha256=result_sha256, error=error)
+
+
+def finish_in(s: Session, claim_: PartClaim, state: str, *, result_sha256: str | None = None,
+              error: dict[str, Any] | None = None) -> bool:
+    """``finish`` in the caller's session (the part's outcome blob and its row committed together)."""
     assert state in FINAL_STATES
     now = utcnow()
-    with db.session() as s:
-        done = s.execute(_update(JobPart).where(_part_held(claim_)).values(
-            state=state, progress=1.0 if state == JobState.SUCCEEDED else JobPart.progress, lease_expires_at=None,
-            result_sha256=result_sha256, error=error, updated_at=now))
-        if jobs._changed(done) == 1:
-            s.execute(_update(Job).where(_job_split(claim_.job_id)).values(updated_at=now,
-                                                                            **_job_progress(s, claim_.job_id)))
+    done = s.execute(_update(JobPart).where(_part_held(claim_)).values(
+        state=state, progress=1.0 if state == JobState.SUCCEEDED else JobPart.progress, lease_expires_at=None,
+        result_sha256=result_sha256, error=error, updated_at=now))
+    if jobs._changed(done) == 1:
+        s.execute(_update(Job).where(_job_split(claim_.job_id)).values(updated_at=now,
+                                                                        **_job_progress(s, claim_.job_id)))
     return jobs._changed(done) == 1
 
 

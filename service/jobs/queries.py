@@ -1,6 +1,7 @@
 """A caller's jobs as the ``/v1/jobs`` routes show them: a page of them, one job (its document), cancelling one,
 its result in a format and its plot. Flask-free: the caller's token is passed in, refusals are
-:class:`~core.errors.ServiceError`, and each function is one request in one database session."""
+:class:`~core.errors.ServiceError`, and each function takes the request's database session (``job_now``, a
+long-poll's next look, opens its own: it must see the job as committed now, not as the request first read it)."""
 
 from __future__ import annotations
 
@@ -22,24 +23,24 @@ from evalserve.service.jobs import callbacks
 from evalserve.service.jobs.document import job_document
 from evalserve.service.jobs.kinds import KINDS, NoPlot
 from evalserve.service.jobs.lifecycle import cancel_in
+from evalserve.service.store.db import savepoint
 from evalserve.service.store.models import Job, JobState, Token
+from evalserve.service.store.unit_of_work import after_commit
 from evalserve.service.webhooks.delivery import publish_deliveries
 from evaluation.problems import InputError
 
 log = logging.getLogger(__name__)
 
 
-def list_jobs(st: ServiceState, token: Token, pagination: Any) -> list[dict[str, Any]]:
+def list_jobs(s: Session, st: ServiceState, token: Token, pagination: Any) -> list[dict[str, Any]]:
     """A page of the caller's jobs (an admin's: every job), newest first."""
-    with st.db.session() as s:
-        rows = page_of(s, visible(select(Job), Job, token), Job.created_at.desc(), pagination)
-        return [job_document(j) for j in rows]
+    rows = page_of(s, visible(select(Job), Job, token), Job.created_at.desc(), pagination)
+    return [job_document(j) for j in rows]
 
 
-def shown_job(st: ServiceState, token: Token, job_id: str) -> dict[str, Any]:
+def shown_job(s: Session, st: ServiceState, token: Token, job_id: str) -> dict[str, Any]:
     """The caller's job as the API shows it, or a 404."""
-    with st.db.session() as s:
-        return job_document(visible_row(s, Job, job_id, "job", token))
+    return job_document(visible_row(s, Job, job_id, "job", token))
 
 
 def job_now(st: ServiceState, job_id: str) -> dict[str, Any]:
@@ -50,17 +51,16 @@ def job_now(st: ServiceState, job_id: str) -> dict[str, Any]:
         return job_document(job)
 
 
-def cancel_job(st: ServiceState, token: Token, job_id: str) -> dict[str, Any]:
+def cancel_job(s: Session, st: ServiceState, token: Token, job_id: str) -> dict[str, Any]:
     """Cancel the caller's job -- at once when queued, at its next step when running -- and record its callback
     if that ended it; the job as it is then. The callback's wake-up is sent after the commit."""
-    with st.db.session() as s:
-        job = visible_row(s, Job, job_id, "job", token)
-        cancel_in(s, job_id)
-        s.refresh(job)
-        delivery = _record_callback(s, job)
-        document = job_document(job)
+    job = visible_row(s, Job, job_id, "job", token)
+    cancel_in(s, job_id)
+    s.refresh(job)
+    delivery = _record_callback(s, job)
+    document = job_document(job)
     if delivery is not None:
-        publish_deliveries(st.queue.celery, [delivery])
+        after_commit(s, lambda: publish_deliveries(st.queue.celery, [delivery]))
     return document
 
 
@@ -68,7 +68,7 @@ def _record_callback(s: Session, job: Job) -> str | None:
     """The job's callback delivery, if cancelling ended it; never fails the cancel (a savepoint keeps a refused
     row, recorded by a worker meanwhile, from undoing it)."""
     try:
-        with s.begin_nested():
+        with savepoint(s):
             return callbacks.record_in(s, job)
     except Exception:
         log.exception("could not record the callback of job %s", job.id)
@@ -93,29 +93,27 @@ def _succeeded(job: Job, *, with_error: bool) -> str:
     return job.result_sha256
 
 
-def job_result(st: ServiceState, token: Token, job_id: str, fmt: str, per_topic: bool | None,
+def job_result(s: Session, st: ServiceState, token: Token, job_id: str, fmt: str, per_topic: bool | None,
                known: set[str]) -> RenderedResult:
     """The caller's succeeded job's result in ``fmt`` (per-topic rows as asked, else as the job asked); a result
     never changes, so a client that names its tag in ``known`` gets the tag alone."""
-    with st.db.session() as s:
-        job = visible_row(s, Job, job_id, "job", token)
-        sha256 = _succeeded(job, with_error=True)
-        kind = KINDS[job.kind]
-        shown_per_topic = kind.parse(job.request).fields()["per_topic"] if per_topic is None else per_topic
-        tag = etag_of("result", sha256, fmt, shown_per_topic)
-        if matches(tag, known):
-            return RenderedResult(tag, None)
-        document = json.loads(st.blobs.get(s, sha256))
+    job = visible_row(s, Job, job_id, "job", token)
+    sha256 = _succeeded(job, with_error=True)
+    kind = KINDS[job.kind]
+    shown_per_topic = kind.parse(job.request).fields()["per_topic"] if per_topic is None else per_topic
+    tag = etag_of("result", sha256, fmt, shown_per_topic)
+    if matches(tag, known):
+        return RenderedResult(tag, None)
+    document = json.loads(st.blobs.get(s, sha256))
     if fmt not in kind.formats:
         raise ServiceError(422, ProblemCode.FORMAT_NOT_AVAILABLE, kind.formats_message)
     return RenderedResult(tag, kind.render(document, fmt, shown_per_topic))
 
 
-def job_plot(st: ServiceState, token: Token, job_id: str, fmt: str) -> bytes:
+def job_plot(s: Session, st: ServiceState, token: Token, job_id: str, fmt: str) -> bytes:
     """A plot of the caller's succeeded job (``png`` or ``svg``), or a 422 when its kind draws none."""
-    with st.db.session() as s:
-        job = visible_row(s, Job, job_id, "job", token)
-        document = json.loads(st.blobs.get(s, _succeeded(job, with_error=False)))
+    job = visible_row(s, Job, job_id, "job", token)
+    document = json.loads(st.blobs.get(s, _succeeded(job, with_error=False)))
     kind = KINDS[job.kind]
     try:
         if kind.plot is None:

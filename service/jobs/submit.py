@@ -94,13 +94,13 @@ def _callback(st: ServiceState, body: dict[str, Any]) -> dict[str, Any]:
     return {"callback_url": url, "callback_secret": callbacks.new_secret()}
 
 
-def submit_evaluation(st: ServiceState, owner_id: str, admin: bool, body: dict[str, Any]) -> Job:
-    """Store a queued job for the request and publish it."""
+def submit_evaluation(s: Session, st: ServiceState, owner_id: str, admin: bool, body: dict[str, Any]) -> Job:
+    """Add a queued job for the request to the session, to be published once the session's unit of work is
+    committed."""
     callback = _callback(st, body)
     measures = requested_measures(body["measures"])
-    with st.db.session() as s:
-        job = _store_evaluation(s, owner_id, admin, body, measures, callback)
-    st.queue.publish(job.id)
+    job = _store_evaluation(s, owner_id, admin, body, measures, callback)
+    st.queue.publish_after_commit(s, job.id)
     return job
 
 
@@ -115,20 +115,19 @@ def _store_evaluation(s: Session, owner_id: str, admin: bool, body: dict[str, An
                              request=request.to_json(), **callback))
 
 
-def submit_runs(st: ServiceState, owner_id: str, admin: bool, form: dict[str, Any], measures: list[str],
-                files: list[tuple[str, bytes]]) -> Job:
-    """Validate run files, store them and a queued evaluation of them in one transaction, and publish the job.
-    A bad measure is reported together with the problems of every run file, in one 422, before anything is
-    stored."""
+def submit_runs(s: Session, st: ServiceState, owner_id: str, admin: bool, form: dict[str, Any],
+                measures: list[str], files: list[tuple[str, bytes]]) -> Job:
+    """Validate run files, add them and a queued evaluation of them to the session (one transaction), to be
+    published once it is committed. A bad measure is reported together with the problems of every run file, in
+    one 422, before anything is stored."""
     _check_measures_and_runs(measures, files, st, form["run_format"])
     checked = check_runs(files, st.settings.decode_limits, form["run_format"])
-    with st.db.session() as s:
-        runs = store_runs(s, st, owner_id, form["collection"], checked, admin=admin)
-        s.flush()
-        body = {**form, "measures": measures, "runs": [r.id for r in runs]}
-        callback = _callback(st, body)
-        job = _store_evaluation(s, owner_id, admin, body, requested_measures(measures), callback)
-    st.queue.publish(job.id)
+    runs = store_runs(s, st, owner_id, form["collection"], checked, admin=admin)
+    s.flush()
+    body = {**form, "measures": measures, "runs": [r.id for r in runs]}
+    callback = _callback(st, body)
+    job = _store_evaluation(s, owner_id, admin, body, requested_measures(measures), callback)
+    st.queue.publish_after_commit(s, job.id)
     return job
 
 
@@ -148,8 +147,9 @@ def _check_measures_and_runs(measures: list[str], files: list[tuple[str, bytes]]
         raise
 
 
-def submit_meta_evaluation(st: ServiceState, owner_id: str, admin: bool, body: dict[str, Any]) -> Job:
-    """Store a queued meta-evaluation job: of a succeeded evaluation job's results, or of runs to evaluate first."""
+def submit_meta_evaluation(s: Session, st: ServiceState, owner_id: str, admin: bool, body: dict[str, Any]) -> Job:
+    """Add a queued meta-evaluation job to the session (published once it is committed): of a succeeded evaluation
+    job's results, or of runs to evaluate first."""
     try:
         options = options_for(body["method"], body.get("options") or {})
     except EvaluationError as exc:  # MetaOptionError: invalid-meta-request
@@ -160,39 +160,37 @@ def submit_meta_evaluation(st: ServiceState, owner_id: str, admin: bool, body: d
             raise ServiceError(422, ProblemCode.CONFLICTING_INPUTS,
                                "give either evaluation, or collection with runs and"
                              " measures, not both")
-        with st.db.session() as s:
-            source = s.get(Job, body["evaluation"])
-            if source is None or source.kind != JobKindName.EVALUATION or (not admin and source.owner_id != owner_id):
-                raise ServiceError(404, ProblemCode.NOT_FOUND, f"no evaluation job {body['evaluation']}")
-            if source.state != JobState.SUCCEEDED:
-                raise ServiceError(409, ProblemCode.of_job(source.state),
-                                   f"evaluation job {source.id} is {source.state};"
-                                   " meta-evaluate it once it has succeeded")
-            evaluated = EvaluationRequest.from_json(source.request)
-            wanted = requested_measures(body["measures"]) if body.get("measures") else []
-            measures, unknown = _evaluated_as(wanted, list(evaluated.measures))
-            if unknown:
-                raise ServiceError(422, ProblemCode.MEASURE_MISSING, f"evaluation job {source.id} has no results for"
-                                 f" {', '.join(unknown)}")
-            if METHODS[body["method"]].needs_inputs:  # it evaluates perturbed copies of that job's own inputs
-                request = MetaRequest(body["method"], options, runs=evaluated.runs,
-                                      measures=tuple(measures or evaluated.measures), ties=evaluated.ties,
-                                      topics=evaluated.topics)
-            else:
-                request = MetaRequest(body["method"], options, evaluation=source.id, measures=tuple(measures))
-            job = create_job(s, Job(id=new_id("job"), owner_id=owner_id, collection_id=source.collection_id,
-                                    kind=JobKindName.META, request=request.to_json(), **callback))
+        source = s.get(Job, body["evaluation"])
+        if source is None or source.kind != JobKindName.EVALUATION or (
+                not admin and source.owner_id != owner_id):
+            raise ServiceError(404, ProblemCode.NOT_FOUND, f"no evaluation job {body['evaluation']}")
+        if source.state != JobState.SUCCEEDED:
+            raise ServiceError(409, ProblemCode.of_job(source.state), f"evaluation job {source.id} is {source.state};"
+                             " meta-evaluate it once it has succeeded")
+        evaluated = EvaluationRequest.from_json(source.request)
+        wanted = requested_measures(body["measures"]) if body.get("measures") else []
+        measures, unknown = _evaluated_as(wanted, list(evaluated.measures))
+        if unknown:
+            raise ServiceError(422, ProblemCode.MEASURE_MISSING, f"evaluation job {source.id} has no results for"
+                             f" {', '.join(unknown)}")
+        if METHODS[body["method"]].needs_inputs:  # it evaluates perturbed copies of that job's own inputs
+            request = MetaRequest(body["method"], options, runs=evaluated.runs,
+                                  measures=tuple(measures or evaluated.measures), ties=evaluated.ties,
+                                  topics=evaluated.topics)
+        else:
+            request = MetaRequest(body["method"], options, evaluation=source.id, measures=tuple(measures))
+        job = create_job(s, Job(id=new_id("job"), owner_id=owner_id, collection_id=source.collection_id,
+                                kind=JobKindName.META, request=request.to_json(), **callback))
     else:
         if not (body.get("collection") and body.get("runs") and body.get("measures")):
             raise ServiceError(422, ProblemCode.MISSING_INPUTS,
                                "give evaluation (a succeeded evaluation job), or collection,"
                              " runs and measures")
         measures = requested_measures(body["measures"])
-        with st.db.session() as s:
-            collection = _collection_with_runs(s, body["collection"], body["runs"], owner_id, admin)
-            request = MetaRequest(body["method"], options, runs=tuple(dict.fromkeys(body["runs"])),
-                                  measures=tuple(measures), ties=body["ties"], topics=body["topics"])
-            job = create_job(s, Job(id=new_id("job"), owner_id=owner_id, collection_id=collection.id,
-                                    kind=JobKindName.META, request=request.to_json(), **callback))
-    st.queue.publish(job.id)
+        collection = _collection_with_runs(s, body["collection"], body["runs"], owner_id, admin)
+        request = MetaRequest(body["method"], options, runs=tuple(dict.fromkeys(body["runs"])),
+                              measures=tuple(measures), ties=body["ties"], topics=body["topics"])
+        job = create_job(s, Job(id=new_id("job"), owner_id=owner_id, collection_id=collection.id,
+                                kind=JobKindName.META, request=request.to_json(), **callback))
+    st.queue.publish_after_commit(s, job.id)
     return job

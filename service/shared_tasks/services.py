@@ -1,8 +1,9 @@
 """Shared tasks' workflow: creating them and their phases, registering participants, taking submissions
 (deadlines and quotas enforced on the server, in UTC), re-evaluating every submission when the judgments change,
 and what each ``/v1/tasks`` request reads. Flask-free: the caller's token is passed in, refusals are
-:class:`~core.errors.ServiceError`, and each function is one request in one database session that returns the
-objects its response schema serialises (``shared_tasks.outputs``)."""
+:class:`~core.errors.ServiceError`, and each function takes the request's database session (it never commits: the
+request's unit of work does, once, and publishes the jobs it queued after that) and returns the objects its
+response schema serialises (``shared_tasks.outputs``)."""
 
 from __future__ import annotations
 
@@ -112,14 +113,14 @@ def new_phase(task_id: str, body: dict[str, Any]) -> Phase:
                  quota_total=body.get("quota_total"))
 
 
-def _next_transaction(s: Session) -> None:
-    """Commit, and read afresh from here on, as a new session would (the session keeps its objects' values
-    after a commit otherwise)."""
-    s.commit()
+def _read_afresh(s: Session) -> None:
+    """Write what the session holds, and read it back from the database from here on (the answer shows the
+    rows as stored, not as built); the request's unit of work commits it all once."""
+    s.flush()
     s.expire_all()
 
 
-def list_tasks(st: ServiceState, token: Token | None, pagination: Any) -> list[TaskOut]:
+def list_tasks(s: Session, st: ServiceState, token: Token | None, pagination: Any) -> list[TaskOut]:
     """A page of the tasks the caller may see (public and blinded ones, and private ones they organise or take
     part in; anonymous callers: public and blinded ones), newest first."""
     query = select(Task)
@@ -129,18 +130,16 @@ def list_tasks(st: ServiceState, token: Token | None, pagination: Any) -> list[T
         mine = select(Participant.task_id).where(Participant.token_id == token.id)
         query = query.where(or_(Task.visibility != TaskVisibility.PRIVATE, Task.owner_id == token.id,
                                 Task.id.in_(mine)))
-    with st.db.session() as s:
-        rows = page_of(s, query, Task.created_at.desc(), pagination)
-        return task_outs(s, task_accesses(s, rows, token))
+    rows = page_of(s, query, Task.created_at.desc(), pagination)
+    return task_outs(s, task_accesses(s, rows, token))
 
 
-def get_task(st: ServiceState, token: Token | None, task_id: str) -> TaskOut:
+def get_task(s: Session, st: ServiceState, token: Token | None, task_id: str) -> TaskOut:
     """The task, its phases and the caller's role (404 for a private task the caller has no part in)."""
-    with st.db.session() as s:
-        return task_outs(s, [task_access(s, task_id, token)])[0]
+    return task_outs(s, [task_access(s, task_id, token)])[0]
 
 
-def create_task(st: ServiceState, token: Token, body: dict[str, Any]) -> TaskOut:
+def create_task(s: Session, st: ServiceState, token: Token, body: dict[str, Any]) -> TaskOut:
     """A new task over one of the caller's collections, which becomes hidden: only organisers see judgments."""
     measures = canonical_measures(body["measures"])
     primary = canonical_measures([body["primary_measure"]])[0] if body.get("primary_measure") else measures[0]
@@ -151,39 +150,38 @@ def create_task(st: ServiceState, token: Token, body: dict[str, Any]) -> TaskOut
     _check_visibility(body.get("visibility", TaskVisibility.PUBLIC), body.get("blinded_until"))
     _check_registration(body.get("registration", RegistrationMode.OPEN), body.get("registration_code"))
     admin = Scope.ADMIN in token.scope_set
-    with st.db.session() as s:
-        collection = s.get(Collection, body["collection"])
-        if collection is None or (not admin and collection.owner_id != token.id):
-            if collection is not None and not collection.hidden:
-                raise ServiceError(403, ProblemCode.NOT_YOUR_COLLECTION,
-                                   f"collection {collection.id} belongs to another token;"
-                                   " a task's judgments must be the organiser's own")
-            raise ServiceError(404, ProblemCode.NOT_FOUND, f"no collection {body['collection']}")
-        collection.hidden = True
-        task = Task(
-            id=new_id("task"), owner_id=token.id, name=body["name"], description=body.get("description", ""),
-            collection_id=collection.id, version=1, measures=measures, primary_measure=primary,
-            sort_order=body.get("order", SortOrder.DESC), ties=body.get("ties", "trec"),
-            topics=body.get("topics", "complete"),
-            visibility=body.get("visibility", TaskVisibility.PUBLIC), blinded_until=body.get("blinded_until"),
-            registration=body.get("registration", RegistrationMode.OPEN),
-            registration_code=body.get("registration_code"),
-            significance=_significance(body.get("significance")),
-            per_topic_feedback=body.get("per_topic_feedback", True),
-        )
-        s.add(task)
-        s.flush()  # no ORM relationships: rows that refer to the task are inserted after it
-        s.add(TaskVersion(task_id=task.id, version=1, collection_id=collection.id, note="initial judgments"))
-        phases: list[Phase] = []
-        for item in body.get("phases") or []:
-            phase = new_phase(task.id, item)
-            _check_no_overlap(phases, phase)
-            phases.append(phase)
-        _unique_names(phases)
-        s.add_all(phases)
-        task_id = task.id
-        _next_transaction(s)
-        return task_outs(s, [task_access(s, task_id, token)])[0]
+    collection = s.get(Collection, body["collection"])
+    if collection is None or (not admin and collection.owner_id != token.id):
+        if collection is not None and not collection.hidden:
+            raise ServiceError(403, ProblemCode.NOT_YOUR_COLLECTION,
+                               f"collection {collection.id} belongs to another token;"
+                               " a task's judgments must be the organiser's own")
+        raise ServiceError(404, ProblemCode.NOT_FOUND, f"no collection {body['collection']}")
+    collection.hidden = True
+    task = Task(
+        id=new_id("task"), owner_id=token.id, name=body["name"], description=body.get("description", ""),
+        collection_id=collection.id, version=1, measures=measures, primary_measure=primary,
+        sort_order=body.get("order", SortOrder.DESC), ties=body.get("ties", "trec"),
+        topics=body.get("topics", "complete"),
+        visibility=body.get("visibility", TaskVisibility.PUBLIC), blinded_until=body.get("blinded_until"),
+        registration=body.get("registration", RegistrationMode.OPEN),
+        registration_code=body.get("registration_code"),
+        significance=_significance(body.get("significance")),
+        per_topic_feedback=body.get("per_topic_feedback", True),
+    )
+    s.add(task)
+    s.flush()  # no ORM relationships: rows that refer to the task are inserted after it
+    s.add(TaskVersion(task_id=task.id, version=1, collection_id=collection.id, note="initial judgments"))
+    phases: list[Phase] = []
+    for item in body.get("phases") or []:
+        phase = new_phase(task.id, item)
+        _check_no_overlap(phases, phase)
+        phases.append(phase)
+    _unique_names(phases)
+    s.add_all(phases)
+    task_id = task.id
+    _read_afresh(s)
+    return task_outs(s, [task_access(s, task_id, token)])[0]
 
 
 def _unique_names(phases: list[Phase]) -> None:
@@ -205,105 +203,98 @@ def _check_registration(mode: str, code: str | None) -> None:
         raise ServiceError(422, ProblemCode.INVALID_REGISTRATION, "registration by code needs registration_code")
 
 
-def update_task(st: ServiceState, token: Token, task_id: str, body: dict[str, Any]) -> TaskOut:
+def update_task(s: Session, st: ServiceState, token: Token, task_id: str, body: dict[str, Any]) -> TaskOut:
     """Change a task's description, visibility, registration, significance or feedback settings (organisers
     only)."""
-    with st.db.session() as s:
-        task = organised_task(s, task_id, token)
-        for key in ("name", "description", "visibility", "blinded_until", "registration", "registration_code",
-                    "per_topic_feedback"):
-            if key in body:
-                setattr(task, key, body[key])
-        if "significance" in body:
-            task.significance = _significance(body["significance"])
-        _check_visibility(task.visibility, as_utc(task.blinded_until))
-        _check_registration(task.registration, task.registration_code)
-        task.updated_at = utcnow()
-        _next_transaction(s)
-        return task_outs(s, [task_access(s, task_id, token)])[0]
+    task = organised_task(s, task_id, token)
+    for key in ("name", "description", "visibility", "blinded_until", "registration", "registration_code",
+                "per_topic_feedback"):
+        if key in body:
+            setattr(task, key, body[key])
+    if "significance" in body:
+        task.significance = _significance(body["significance"])
+    _check_visibility(task.visibility, as_utc(task.blinded_until))
+    _check_registration(task.registration, task.registration_code)
+    task.updated_at = utcnow()
+    _read_afresh(s)
+    return task_outs(s, [task_access(s, task_id, token)])[0]
 
 
-def list_phases(st: ServiceState, token: Token | None, task_id: str) -> list[PhaseOut]:
+def list_phases(s: Session, st: ServiceState, token: Token | None, task_id: str) -> list[PhaseOut]:
     """The task's phases in time order, if the caller may see the task."""
-    with st.db.session() as s:
-        task_access(s, task_id, token)
-        now = utcnow()
-        return [phase_out(p, now) for p in task_phases(s, task_id)]
+    task_access(s, task_id, token)
+    now = utcnow()
+    return [phase_out(p, now) for p in task_phases(s, task_id)]
 
 
-def add_phase(st: ServiceState, token: Token, task_id: str, body: dict[str, Any]) -> PhaseOut:
+def add_phase(s: Session, st: ServiceState, token: Token, task_id: str, body: dict[str, Any]) -> PhaseOut:
     """Add a phase (organisers only); phases do not overlap and have distinct names. Answered as given."""
-    with st.db.session() as s:
-        organised_task(s, task_id, token)
-        phases = task_phases(s, task_id)
-        phase = new_phase(task_id, body)
-        _unique_names([*phases, phase])
-        _check_no_overlap(phases, phase)
-        s.add(phase)
-        s.commit()
-        return phase_out(phase, utcnow())
+    organised_task(s, task_id, token)
+    phases = task_phases(s, task_id)
+    phase = new_phase(task_id, body)
+    _unique_names([*phases, phase])
+    _check_no_overlap(phases, phase)
+    s.add(phase)
+    s.flush()
+    return phase_out(phase, utcnow())
 
 
-def update_phase(st: ServiceState, token: Token, task_id: str, name: str, body: dict[str, Any]) -> PhaseOut:
+def update_phase(s: Session, st: ServiceState, token: Token, task_id: str, name: str, body: dict[str, Any]) -> PhaseOut:
     """Move a phase's window or change its quotas (organisers only); submissions already taken stay. Answered
     as changed."""
-    with st.db.session() as s:
-        organised_task(s, task_id, token)
-        phases = task_phases(s, task_id)
-        phase = next((p for p in phases if p.name == name), None)
-        if phase is None:
-            raise ServiceError(404, ProblemCode.NOT_FOUND, f"task {task_id} has no phase {name!r}")
-        for key in ("opens_at", "closes_at", "quota_per_day", "quota_total"):
-            if key in body:
-                setattr(phase, key, body[key])
-        _check_phase_times(as_utc(phase.opens_at), as_utc(phase.closes_at))
-        _check_no_overlap(phases, phase)
-        s.commit()
-        return phase_out(phase, utcnow())
+    organised_task(s, task_id, token)
+    phases = task_phases(s, task_id)
+    phase = next((p for p in phases if p.name == name), None)
+    if phase is None:
+        raise ServiceError(404, ProblemCode.NOT_FOUND, f"task {task_id} has no phase {name!r}")
+    for key in ("opens_at", "closes_at", "quota_per_day", "quota_total"):
+        if key in body:
+            setattr(phase, key, body[key])
+    _check_phase_times(as_utc(phase.opens_at), as_utc(phase.closes_at))
+    _check_no_overlap(phases, phase)
+    s.flush()
+    return phase_out(phase, utcnow())
 
 
-def list_participants(st: ServiceState, token: Token | None, task_id: str) -> list[ParticipantOut]:
+def list_participants(s: Session, st: ServiceState, token: Token | None, task_id: str) -> list[ParticipantOut]:
     """The task's participants (organisers); a participant sees their own registration only."""
-    with st.db.session() as s:
-        access = task_access(s, task_id, token)
-        if access.organiser:
-            rows = list(s.execute(select(Participant).where(Participant.task_id == task_id)
-                                  .order_by(Participant.registered_at)).scalars())
-        else:
-            rows = [access.participant] if access.participant else []
-        return participant_outs(s, rows)
+    access = task_access(s, task_id, token)
+    if access.organiser:
+        rows = list(s.execute(select(Participant).where(Participant.task_id == task_id)
+                              .order_by(Participant.registered_at)).scalars())
+    else:
+        rows = [access.participant] if access.participant else []
+    return participant_outs(s, rows)
 
 
-def register(st: ServiceState, token: Token, task_id: str, team: str, code: str | None) -> ParticipantOut:
+def register(s: Session, st: ServiceState, token: Token, task_id: str, team: str, code: str | None) -> ParticipantOut:
     """Register the caller for a task under a team name (open registration, or with the organiser's code)."""
-    with st.db.session() as s:
-        task = s.get(Task, task_id)
-        if task is None:
-            raise ServiceError(404, ProblemCode.NOT_FOUND, f"no task {task_id}")
-        organiser = token.id == task.owner_id or Scope.ADMIN in token.scope_set
-        code_ok = code is not None and task.registration_code is not None and hmac.compare_digest(
-            code.encode(), task.registration_code.encode())
-        if not organiser and not code_ok:
-            if task.visibility == TaskVisibility.PRIVATE and task.registration != RegistrationMode.OPEN:
-                raise ServiceError(404, ProblemCode.NOT_FOUND, f"no task {task_id}")  # a private task is not revealed
-            if task.registration == RegistrationMode.CODE:
-                raise ServiceError(403, ProblemCode.REGISTRATION_CODE,
-                                   "this task takes participants by registration code; ask"
-                                   " its organisers for it" if code is None else "the registration code is not right")
-        existing = s.execute(select(Participant).where(Participant.task_id == task_id,
-                                                       Participant.token_id == token.id)).scalar_one_or_none()
-        if existing is not None:
-            raise ServiceError(409, ProblemCode.ALREADY_REGISTERED,
-                               f"this token is registered for task {task_id} as team"
-                               f" {existing.team!r}")
-        taken = s.execute(select(Participant.id).where(Participant.task_id == task_id, Participant.team == team))
-        if taken.first() is not None:
-            raise ServiceError(409, ProblemCode.TEAM_TAKEN,
-                               f"the team name {team!r} is taken in task {task_id}; choose another")
-        participant = Participant(id=new_id("part"), task_id=task_id, token_id=token.id, team=team)
-        s.add(participant)
-        s.commit()
-        return participant_outs(s, [participant])[0]
+    task = s.get(Task, task_id)
+    if task is None:
+        raise ServiceError(404, ProblemCode.NOT_FOUND, f"no task {task_id}")
+    organiser = token.id == task.owner_id or Scope.ADMIN in token.scope_set
+    code_ok = code is not None and task.registration_code is not None and hmac.compare_digest(
+        code.encode(), task.registration_code.encode())
+    if not organiser and not code_ok:
+        if task.visibility == TaskVisibility.PRIVATE and task.registration != RegistrationMode.OPEN:
+            raise ServiceError(404, ProblemCode.NOT_FOUND, f"no task {task_id}")  # a private task is not revealed
+        if task.registration == RegistrationMode.CODE:
+            raise ServiceError(403, ProblemCode.REGISTRATION_CODE,
+                               "this task takes participants by registration code; ask"
+                               " its organisers for it" if code is None else "the registration code is not right")
+    existing = s.execute(select(Participant).where(Participant.task_id == task_id,
+                                                   Participant.token_id == token.id)).scalar_one_or_none()
+    if existing is not None:
+        raise ServiceError(409, ProblemCode.ALREADY_REGISTERED, f"this token is registered for task {task_id} as team"
+                           f" {existing.team!r}")
+    taken = s.execute(select(Participant.id).where(Participant.task_id == task_id, Participant.team == team))
+    if taken.first() is not None:
+        raise ServiceError(409, ProblemCode.TEAM_TAKEN,
+                           f"the team name {team!r} is taken in task {task_id}; choose another")
+    participant = Participant(id=new_id("part"), task_id=task_id, token_id=token.id, team=team)
+    s.add(participant)
+    s.flush()
+    return participant_outs(s, [participant])[0]
 
 
 def _closed(task_id: str, phases: list[Phase], at: datetime) -> ServiceError:
@@ -360,50 +351,48 @@ def _submission_phase(s: Session, access: TaskAccess, requested: str | None, at:
     return phase
 
 
-def submit(st: ServiceState, token: Token, task_id: str, upload: tuple[str, bytes], *, description: str = "",
-           baseline: bool = False, phase_name: str | None = None, arrival: datetime | None = None,
-           run_format: str = RunFormat.AUTO) -> SubmissionOut:
+def submit(s: Session, st: ServiceState, token: Token, task_id: str, upload: tuple[str, bytes], *,
+           description: str = "", baseline: bool = False, phase_name: str | None = None,
+           arrival: datetime | None = None, run_format: str = RunFormat.AUTO) -> SubmissionOut:
     """Take a participant's run: deadline and quota are checked against the request's arrival time (UTC), the
     run is validated (422 with every problem), then stored with its evaluation job in one transaction, and the
     job queued; answered with the submission as the caller sees it then."""
     at = arrival or utcnow()
-    with st.db.session() as s:
-        # refuse early, before reading a large upload
-        access = participating(s, task_id, token)
-        if baseline and not access.organiser:
-            raise ServiceError(403, ProblemCode.ORGANISERS_ONLY, "only organisers submit baselines")
-        if access.participant is None:
-            raise ServiceError(403, ProblemCode.NOT_REGISTERED, f"register a team for task {task_id} before submitting"
-                               " (organisers too): POST /v1/tasks/{task_id}/participants")
-        phase = _submission_phase(s, access, phase_name, at)
-        if not access.organiser:
-            _check_quota(s, phase, access.participant, at)
-        participant_id = access.participant.id
-        _next_transaction(s)  # no transaction stays open while the run is read
-        checked = check_runs([upload], st.settings.decode_limits, run_format)[0]
-        # first the write that serialises this participant's submissions (a row lock; SQLite's write lock)
-        s.execute(update(Participant).where(Participant.id == participant_id)
-                  .values(submissions_made=Participant.submissions_made + 1))
-        task = s.get(Task, task_id, with_for_update={"read": True})  # a new judgments version waits for us
-        assert task is not None
-        access = task_access(s, task_id, token)
-        participant = access.participant
-        assert participant is not None  # registrations are never removed
-        phase = _submission_phase(s, access, phase_name, at)
-        if not access.organiser:
-            _check_quota(s, phase, participant, at)
-        run = store_run(s, st, token.id, task.collection_id, checked)
-        submission = Submission(id=new_id("sub"), task_id=task.id, participant_id=participant.id,
-                                phase_id=phase.id, run_id=run.id, description=description, baseline=baseline,
-                                submitted_at=at)
-        s.add(submission)
-        s.flush()
-        job_id = _evaluation_job(s, task, submission, run).id
-        s.commit()
-        st.queue.publish(job_id)
-        s.expunge(submission)  # answered as it was taken; the rest (the job's state first) as it is now
-        s.expire_all()
-        return submission_outs(s, st.blobs, [submission], task_access(s, task_id, token))[0]
+    # refuse early, before reading a large upload
+    access = participating(s, task_id, token)
+    if baseline and not access.organiser:
+        raise ServiceError(403, ProblemCode.ORGANISERS_ONLY, "only organisers submit baselines")
+    if access.participant is None:
+        raise ServiceError(403, ProblemCode.NOT_REGISTERED, f"register a team for task {task_id} before submitting"
+                           " (organisers too): POST /v1/tasks/{task_id}/participants")
+    phase = _submission_phase(s, access, phase_name, at)
+    if not access.organiser:
+        _check_quota(s, phase, access.participant, at)
+    participant_id = access.participant.id
+    checked = check_runs([upload], st.settings.decode_limits, run_format)[0]
+    # first the write that serialises this participant's submissions (a row lock; SQLite's write lock)
+    s.execute(update(Participant).where(Participant.id == participant_id)
+              .values(submissions_made=Participant.submissions_made + 1))
+    task = s.get(Task, task_id, with_for_update={"read": True})  # a new judgments version waits for us
+    assert task is not None
+    access = task_access(s, task_id, token)
+    participant = access.participant
+    assert participant is not None  # registrations are never removed
+    phase = _submission_phase(s, access, phase_name, at)
+    if not access.organiser:
+        _check_quota(s, phase, participant, at)
+    run = store_run(s, st, token.id, task.collection_id, checked)
+    submission = Submission(id=new_id("sub"), task_id=task.id, participant_id=participant.id,
+                            phase_id=phase.id, run_id=run.id, description=description, baseline=baseline,
+                            submitted_at=at)
+    s.add(submission)
+    s.flush()
+    job_id = _evaluation_job(s, task, submission, run).id
+    st.queue.publish_after_commit(s, job_id)
+    s.flush()
+    s.expunge(submission)  # answered as it was taken; the rest (the job's state first) as stored
+    s.expire_all()
+    return submission_outs(s, st.blobs, [submission], task_access(s, task_id, token))[0]
 
 
 def _evaluation_job(s: Session, task: Task, submission: Submission, run: RunRecord) -> Job:
@@ -417,18 +406,17 @@ def _evaluation_job(s: Session, task: Task, submission: Submission, run: RunReco
     return job
 
 
-def list_submissions(st: ServiceState, token: Token | None, task_id: str, phase: str | None,
+def list_submissions(s: Session, st: ServiceState, token: Token | None, task_id: str, phase: str | None,
                      pagination: Any) -> list[SubmissionOut]:
     """A page of the caller's submissions to the task (organisers: everyone's), newest first; ``phase`` filters."""
-    with st.db.session() as s:
-        access = task_access(s, task_id, token)
-        q = select(Submission).where(Submission.task_id == task_id)
-        if not access.organiser:
-            q = q.where(Submission.participant_id == (access.participant.id if access.participant else ""))
-        if phase:
-            q = q.where(Submission.phase_id.in_(select(Phase.id).where(Phase.task_id == task_id, Phase.name == phase)))
-        rows = page_of(s, q, Submission.submitted_at.desc(), pagination)
-        return submission_outs(s, st.blobs, rows, access)
+    access = task_access(s, task_id, token)
+    q = select(Submission).where(Submission.task_id == task_id)
+    if not access.organiser:
+        q = q.where(Submission.participant_id == (access.participant.id if access.participant else ""))
+    if phase:
+        q = q.where(Submission.phase_id.in_(select(Phase.id).where(Phase.task_id == task_id, Phase.name == phase)))
+    rows = page_of(s, q, Submission.submitted_at.desc(), pagination)
+    return submission_outs(s, st.blobs, rows, access)
 
 
 def _own_submission(s: Session, access: TaskAccess, submission_id: str) -> Submission:
@@ -441,127 +429,119 @@ def _own_submission(s: Session, access: TaskAccess, submission_id: str) -> Submi
     return sub
 
 
-def get_submission(st: ServiceState, token: Token | None, task_id: str, submission_id: str) -> SubmissionOut:
+def get_submission(s: Session, st: ServiceState, token: Token | None, task_id: str,
+                   submission_id: str) -> SubmissionOut:
     """A submission's state, progress and scores (the caller's; organisers: any)."""
-    with st.db.session() as s:
-        access = task_access(s, task_id, token)
-        return submission_outs(s, st.blobs, [_own_submission(s, access, submission_id)], access)[0]
+    access = task_access(s, task_id, token)
+    return submission_outs(s, st.blobs, [_own_submission(s, access, submission_id)], access)[0]
 
 
-def submission_per_topic(st: ServiceState, token: Token | None, task_id: str, submission_id: str) -> PerTopicOut:
+def submission_per_topic(s: Session, st: ServiceState, token: Token | None, task_id: str,
+                         submission_id: str) -> PerTopicOut:
     """The per-topic scores of a submission's evaluation at the current judgments (else its first): the caller's
     own submission when the task gives per-topic feedback and shows scores now; organisers any, always."""
-    with st.db.session() as s:
-        access = task_access(s, task_id, token)
-        sub = _own_submission(s, access, submission_id)  # 404 for another team's, as every read of a submission
-        task = access.task
-        if not access.organiser:
-            if not task.per_topic_feedback:
-                raise ServiceError(403, ProblemCode.PER_TOPIC_FEEDBACK_OFF,
-                                   f"task {task_id} gives no per-topic feedback to"
-                                   " participants; its organisers may turn it on (per_topic_feedback)")
-            if not access.scores_visible():
-                until = as_utc(task.blinded_until)
-                raise ServiceError(403, ProblemCode.SCORES_HIDDEN, f"task {task_id} hides scores until"
-                                   f" {until.isoformat() if until else 'its organisers open it'}")
-        rows = s.execute(select(SubmissionEvaluation, Job).join(Job, Job.id == SubmissionEvaluation.job_id)
-                         .where(SubmissionEvaluation.submission_id == sub.id)
-                         .order_by(SubmissionEvaluation.version)).all()
-        current = next((row for row in rows if row[0].version == task.version), rows[0] if rows else None)
-        evaluation, job = current if current is not None else (None, None)
-        document = None
-        if job is not None and job.state == JobState.SUCCEEDED and job.result_sha256:
-            document = json.loads(st.blobs.get(s, job.result_sha256))
-        participant = s.get(Participant, sub.participant_id)
-        assert participant is not None
-        return per_topic_out(sub, participant, list(task.measures), evaluation, job, document)
+    access = task_access(s, task_id, token)
+    sub = _own_submission(s, access, submission_id)  # 404 for another team's, as every read of a submission
+    task = access.task
+    if not access.organiser:
+        if not task.per_topic_feedback:
+            raise ServiceError(403, ProblemCode.PER_TOPIC_FEEDBACK_OFF, f"task {task_id} gives no per-topic feedback to"
+                               " participants; its organisers may turn it on (per_topic_feedback)")
+        if not access.scores_visible():
+            until = as_utc(task.blinded_until)
+            raise ServiceError(403, ProblemCode.SCORES_HIDDEN, f"task {task_id} hides scores until"
+                               f" {until.isoformat() if until else 'its organisers open it'}")
+    rows = s.execute(select(SubmissionEvaluation, Job).join(Job, Job.id == SubmissionEvaluation.job_id)
+                     .where(SubmissionEvaluation.submission_id == sub.id)
+                     .order_by(SubmissionEvaluation.version)).all()
+    current = next((row for row in rows if row[0].version == task.version), rows[0] if rows else None)
+    evaluation, job = current if current is not None else (None, None)
+    document = None
+    if job is not None and job.state == JobState.SUCCEEDED and job.result_sha256:
+        document = json.loads(st.blobs.get(s, job.result_sha256))
+    participant = s.get(Participant, sub.participant_id)
+    assert participant is not None
+    return per_topic_out(sub, participant, list(task.measures), evaluation, job, document)
 
 
-def select_submission(st: ServiceState, token: Token, task_id: str, submission_id: str,
+def select_submission(s: Session, st: ServiceState, token: Token, task_id: str, submission_id: str,
                       selected: bool) -> SubmissionOut:
     """A participant picks which of their submissions in a phase the leaderboard shows (one at a time)."""
-    with st.db.session() as s:
-        access = participating(s, task_id, token)
-        sub = s.get(Submission, submission_id)
-        if sub is None or sub.task_id != task_id or (
-                not access.organiser and (access.participant is None or sub.participant_id != access.participant.id)):
-            raise ServiceError(404, ProblemCode.NOT_FOUND, f"no submission {submission_id} in task {task_id}")
-        if selected:
-            s.execute(update(Submission).where(Submission.participant_id == sub.participant_id,
-                                               Submission.phase_id == sub.phase_id).values(selected=False))
-        sub.selected = selected
-        _next_transaction(s)
-        access = task_access(s, task_id, token)
-        return submission_outs(s, st.blobs, [_own_submission(s, access, submission_id)], access)[0]
+    access = participating(s, task_id, token)
+    sub = s.get(Submission, submission_id)
+    if sub is None or sub.task_id != task_id or (
+            not access.organiser and (access.participant is None or sub.participant_id != access.participant.id)):
+        raise ServiceError(404, ProblemCode.NOT_FOUND, f"no submission {submission_id} in task {task_id}")
+    if selected:
+        s.execute(update(Submission).where(Submission.participant_id == sub.participant_id,
+                                           Submission.phase_id == sub.phase_id).values(selected=False))
+    sub.selected = selected
+    _read_afresh(s)
+    access = task_access(s, task_id, token)
+    return submission_outs(s, st.blobs, [_own_submission(s, access, submission_id)], access)[0]
 
 
-def judgments_history(st: ServiceState, token: Token | None, task_id: str) -> list[JudgmentsVersionOut]:
+def judgments_history(s: Session, st: ServiceState, token: Token | None, task_id: str) -> list[JudgmentsVersionOut]:
     """The history of the task's judgments versions (organisers)."""
-    with st.db.session() as s:
-        task = organised_task(s, task_id, token)
-        rows = s.execute(select(TaskVersion).where(TaskVersion.task_id == task_id)
-                         .order_by(TaskVersion.version)).scalars()
-        return [judgments_version_out(v, task.version) for v in rows]
+    task = organised_task(s, task_id, token)
+    rows = s.execute(select(TaskVersion).where(TaskVersion.task_id == task_id)
+                     .order_by(TaskVersion.version)).scalars()
+    return [judgments_version_out(v, task.version) for v in rows]
 
 
-def new_judgments(st: ServiceState, token: Token, task_id: str, form: dict[str, Any], qrels: tuple[str, bytes],
+def new_judgments(s: Session, st: ServiceState, token: Token, task_id: str, form: dict[str, Any],
+                  qrels: tuple[str, bytes],
                   intent_weights: tuple[str, bytes] | None, side: dict[str, tuple[str, bytes]]) -> ReevaluationOut:
     """Install new judgments as the task's next version and queue a re-evaluation of every submission against
     them; earlier versions' evaluations are kept (the history, and leaderboards of older versions)."""
-    with st.db.session() as s:
-        organised_task(s, task_id, token)
-        _next_transaction(s)
-        # the judgments are checked and stored as a hidden collection (in a session of their own, as any upload)
-        collection = create_collection(st, token.id, {**form, "hidden": True}, qrels, intent_weights, side)
-        task = s.get(Task, task_id, with_for_update=True)  # submissions in flight finish first
-        assert task is not None
-        task.version += 1
-        task.collection_id = collection.id
-        task.updated_at = utcnow()
-        version = TaskVersion(task_id=task.id, version=task.version, collection_id=collection.id,
-                              note=form.get("note", ""))
-        s.add(version)
+    organised_task(s, task_id, token)
+    # the judgments are checked and stored as a hidden collection, in the same transaction as the new version
+    collection = create_collection(s, st, token.id, {**form, "hidden": True}, qrels, intent_weights, side)
+    task = s.get(Task, task_id, with_for_update=True)  # submissions in flight finish first
+    assert task is not None
+    task.version += 1
+    task.collection_id = collection.id
+    task.updated_at = utcnow()
+    version = TaskVersion(task_id=task.id, version=task.version, collection_id=collection.id,
+                          note=form.get("note", ""))
+    s.add(version)
+    s.flush()
+    job_ids = []
+    submissions = s.execute(select(Submission).where(Submission.task_id == task.id)
+                            .order_by(Submission.submitted_at)).scalars()
+    for sub in submissions:
+        original = s.get(RunRecord, sub.run_id)
+        assert original is not None
+        run = RunRecord(id=new_id("run"), owner_id=original.owner_id, collection_id=collection.id,
+                        name=original.name, filename=original.filename, sha256=original.sha256,
+                        n_topics=original.n_topics, n_rows=original.n_rows, warnings=original.warnings,
+                        run_format=original.run_format)
+        s.add(run)
         s.flush()
-        job_ids = []
-        submissions = s.execute(select(Submission).where(Submission.task_id == task.id)
-                                .order_by(Submission.submitted_at)).scalars()
-        for sub in submissions:
-            original = s.get(RunRecord, sub.run_id)
-            assert original is not None
-            run = RunRecord(id=new_id("run"), owner_id=original.owner_id, collection_id=collection.id,
-                            name=original.name, filename=original.filename, sha256=original.sha256,
-                            n_topics=original.n_topics, n_rows=original.n_rows, warnings=original.warnings,
-                            run_format=original.run_format)
-            s.add(run)
-            s.flush()
-            job_ids.append(_evaluation_job(s, task, sub, run).id)
-        s.commit()
-        for job_id in job_ids:
-            st.queue.publish(job_id)
-        return ReevaluationOut(version=version.version, collection=version.collection_id, note=version.note,
-                               jobs=job_ids)
+        job_ids.append(_evaluation_job(s, task, sub, run).id)
+    for job_id in job_ids:
+        st.queue.publish_after_commit(s, job_id)
+    return ReevaluationOut(version=version.version, collection=version.collection_id, note=version.note,
+                           jobs=job_ids)
 
 
-def leaderboard(st: ServiceState, token: Token | None, task_id: str, *, phase_name: str | None,
+def leaderboard(s: Session, st: ServiceState, token: Token | None, task_id: str, *, phase_name: str | None,
                 version: int | None, selection: str) -> tuple[Task, TaskLeaderboard]:
     """The task and its leaderboard, if the caller may read it now (403 ``leaderboard-blinded`` before a blinded
     task's date, except for organisers)."""
-    with st.db.session() as s:
-        access = task_access(s, task_id, token)
-        if not access.leaderboard_open():
-            until = as_utc(access.task.blinded_until)
-            raise ServiceError(403, ProblemCode.LEADERBOARD_BLINDED,
-                               f"the leaderboard of task {task_id} is blinded until"
-                               f" {until.isoformat() if until else 'its organisers open it'}")
-        board = task_leaderboard(s, st.blobs, access.task, phase_name=phase_name, version=version,
-                                 selection=selection)
-        return access.task, board
+    access = task_access(s, task_id, token)
+    if not access.leaderboard_open():
+        until = as_utc(access.task.blinded_until)
+        raise ServiceError(403, ProblemCode.LEADERBOARD_BLINDED, f"the leaderboard of task {task_id} is blinded until"
+                           f" {until.isoformat() if until else 'its organisers open it'}")
+    board = task_leaderboard(s, st.blobs, access.task, phase_name=phase_name, version=version,
+                             selection=selection)
+    return access.task, board
 
 
-def meta_evaluation(st: ServiceState, token: Token | None, task_id: str, *, phase_name: str | None,
+def meta_evaluation(s: Session, st: ServiceState, token: Token | None, task_id: str, *, phase_name: str | None,
                     version: int | None, options: dict[str, Any]) -> dict[str, Any]:
     """Measure advice (organisers): MU, discriminative power and rank correlations of the official measures over
     the submissions the leaderboard shows (``shared_tasks.meta``)."""
-    with st.db.session() as s:
-        task = organised_task(s, task_id, token)
-        return task_meta(s, st.blobs, task, phase_name=phase_name, version=version, options=options)
+    task = organised_task(s, task_id, token)
+    return task_meta(s, st.blobs, task, phase_name=phase_name, version=version, options=options)

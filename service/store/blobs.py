@@ -11,6 +11,7 @@ from pathlib import Path
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
+from evalserve.service.store.db import savepoint
 from evalserve.service.store.models import BlobRow
 
 
@@ -29,7 +30,7 @@ class BlobStore:
         if self.directory is not None:
             self._write_file(sha, data)
         try:
-            with session.begin_nested():
+            with savepoint(session):
                 session.add(BlobRow(sha256=sha, size=len(data), data=None if self.directory else data))
         except IntegrityError:  # stored concurrently by another request: same bytes, same row
             pass

@@ -25,6 +25,7 @@ from evalserve.service.store.datadir import secure_data_dir
 from evalserve.service.store.db import Database
 from evalserve.service.web import swagger_ui
 from evalserve.service.web.api import BLUEPRINTS
+from evalserve.service.web.context import end_unit_of_work
 from evalserve.service.web.problems import (
     PROBLEM_JSON,
     ProblemSchema,
@@ -80,6 +81,24 @@ class ProblemApi(Api):  # type: ignore[misc]
         }, lazy=True)
 
 
+class EvalserveFlask(Flask):
+    """Flask with one unit of work per request: whatever the view (and the checks before it) wrote through
+    ``web.context.session()`` is committed once, after the view returned and before the response goes out, when
+    the answer is not an error (status below 400); an error answer -- a refusal, a failure, an exception --
+    rolls everything back. Publishing a job's message is an after-commit action of the unit."""
+
+    def finalize_request(self, rv: Any, from_error_handler: bool = False) -> Response:
+        response = self.make_response(rv)
+        try:
+            end_unit_of_work(response.status_code < 400)
+        except Exception as exc:  # the commit failed: nothing was stored, and the client must not hear otherwise
+            if from_error_handler:  # already answering an unhandled error (a 500): its rollback failed too
+                log.exception("could not roll back the request's unit of work")
+            else:
+                response = self.make_response(self.handle_user_exception(exc))
+        return super().finalize_request(response, from_error_handler)
+
+
 def create_app(settings: Settings | None = None, *, migrate: bool = False) -> Flask:
     """Build the API for ``settings`` (default: from the environment); ``migrate`` upgrades the schema first."""
     settings = settings or Settings.from_env()
@@ -88,7 +107,7 @@ def create_app(settings: Settings | None = None, *, migrate: bool = False) -> Fl
         from evalserve.service.store.migrate import upgrade
 
         upgrade(settings.database_url)
-    app = Flask("evalserve")
+    app = EvalserveFlask("evalserve")
     app.request_class = LimitedRequest
     app.config.update(
         MAX_CONTENT_LENGTH=settings.max_upload_bytes,
@@ -118,6 +137,10 @@ def create_app(settings: Settings | None = None, *, migrate: bool = False) -> Fl
     for blueprint in BLUEPRINTS:
         api.register_blueprint(blueprint)
     app.register_blueprint(swagger_ui.blp)  # not in the OpenAPI document: pages, not API
+
+    @app.teardown_request
+    def _close_unit_of_work(_error: BaseException | None) -> None:  # a request that never reached its finalisation
+        end_unit_of_work(False)
 
     @app.errorhandler(Exception)
     def _unexpected(error: Exception) -> Any:  # never a traceback to the client

@@ -7,11 +7,12 @@ from collections.abc import Callable
 from functools import wraps
 from typing import Any, TypeVar
 
-from flask import current_app, g, request
+from flask import g, request
 
 from evalserve.service.access.tokens import SCOPES, create_token, revoke, verify
 from evalserve.service.core.problem_codes import ProblemCode
 from evalserve.service.store.models import Scope, Token
+from evalserve.service.web.context import session
 from evalserve.service.web.problems import ApiProblem
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -47,7 +48,10 @@ def _verified_header() -> Token | None:
     header = request.headers.get("Authorization", "")
     token = None
     if header.lower().startswith("bearer "):
-        token = verify(current_app.extensions["evalserve"].db, header[7:].strip())
+        s = session()
+        token = verify(s, header[7:].strip())
+        if token is not None:  # a value for the request, untouched by what its unit of work expires or rolls back
+            s.expunge(token)
     g._verified_token = token
     return token
 

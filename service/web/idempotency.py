@@ -1,9 +1,11 @@
 """``Idempotency-Key`` on POST: a retried request (same key, same method, path, query and body) gets the first
 response again instead of creating a second collection, run or job; the same key with a different request is
-refused (422), and a retry that arrives while the first is still being processed waits its turn (409).
+refused (422), and a retry that arrives while the first is still being processed waits for it, then replays it.
 
-The key is reserved (a row with status 0) before the work starts, so two concurrent requests with one key
-never both run; a refused or failed request releases its key; a reservation left by a crashed process expires.
+The key is reserved (a row with status 0) before the work starts, in the request's unit of work, so two concurrent
+requests with one key never both run: the second waits for the first's transaction and replays its response. A
+refused or failed request rolls back, its key with it; a committed reservation (left by an older version that
+reserved keys in a transaction of their own, and died) expires.
 """
 
 from __future__ import annotations
@@ -15,14 +17,14 @@ from functools import wraps
 from typing import Any, TypeVar
 
 from flask import Response, make_response, request
-from sqlalchemy import delete
 from sqlalchemy.exc import IntegrityError
+from sqlalchemy.orm import Session
 
 from evalserve.service.core.problem_codes import ProblemCode
-from evalserve.service.store.db import Database
+from evalserve.service.store.db import savepoint, take_write_lock
 from evalserve.service.store.models import IdempotencyRecord, as_utc, utcnow
 from evalserve.service.web.auth import current_token
-from evalserve.service.web.context import state
+from evalserve.service.web.context import session
 from evalserve.service.web.problems import ApiProblem
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -34,7 +36,8 @@ REPLAYED_HEADERS = ("Content-Type", "Location", "Retry-After")
 
 
 def idempotent(view: F) -> F:
-    """Wrap a POST view (inside authentication) so that its response is stored under the request's key."""
+    """Wrap a POST view (inside authentication) so that its response is stored under the request's key, in the
+    request's unit of work: the key, the work and the stored response are committed together, or not at all."""
 
     @wraps(view)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
@@ -46,19 +49,13 @@ def idempotent(view: F) -> F:
         owner = current_token().id
         digest = hashlib.sha256(request.method.encode() + request.full_path.encode() + b"\0"
                                 + request.get_data(cache=True)).hexdigest()
-        db = state().db
-        found = _reserve(db, owner, key, digest)
+        s = session()
+        found = _reserve(s, owner, key, digest)
         if found is not None:
             return _replay(found, digest)
-        try:
-            response: Response = make_response(view(*args, **kwargs))
-        except BaseException:
-            _release(db, owner, key)  # nothing was created: the key may be used again
-            raise
-        if response.status_code >= 400:
-            _release(db, owner, key)
-            return response
-        with db.session() as s:
+        # a refused or failed request rolls the whole unit of work back, its key with it: the key may be used again
+        response: Response = make_response(view(*args, **kwargs))
+        if response.status_code < 400:
             record = s.get(IdempotencyRecord, (owner, key))
             if record is not None:
                 record.status = response.status_code
@@ -69,32 +66,29 @@ def idempotent(view: F) -> F:
     return wrapper  # type: ignore[return-value]
 
 
-def _reserve(db: Database, owner: str, key: str, digest: str) -> IdempotencyRecord | None:
-    """Reserve the key for this request; returns the existing record instead when there is one."""
+def _reserve(s: Session, owner: str, key: str, digest: str) -> IdempotencyRecord | None:
+    """Reserve the key for this request in its transaction; returns the existing record instead when there is one.
+    A concurrent request with the same key waits for this one's transaction to end (SQLite: the write lock;
+    PostgreSQL: the key's unique index), then finds its record and replays it."""
+    take_write_lock(s)
     for _ in range(2):
+        existing = s.get(IdempotencyRecord, (owner, key))
+        if existing is not None:
+            created = as_utc(existing.created_at)
+            if existing.status == IN_PROGRESS and created is not None and utcnow() - created > STALE_AFTER:
+                s.delete(existing)  # left by a process that died before this one took the key over
+                s.flush()
+            else:
+                return existing
         try:
-            with db.session() as s:
+            with savepoint(s):
                 s.add(IdempotencyRecord(owner_id=owner, key=key, request_hash=digest, status=IN_PROGRESS,
                                         body=b"", headers={}))
             return None
         except IntegrityError:
-            with db.session() as s:
-                existing = s.get(IdempotencyRecord, (owner, key))
-                if existing is None:
-                    continue  # released meanwhile: try again
-                created = as_utc(existing.created_at)
-                if existing.status == IN_PROGRESS and created is not None and utcnow() - created > STALE_AFTER:
-                    s.delete(existing)
-                    continue
-                return existing
+            continue  # another request took the key and committed meanwhile: replay it
     raise ApiProblem(409, ProblemCode.IDEMPOTENCY_KEY_IN_PROGRESS, f"a request with this {HEADER} is being processed",
                      headers={"Retry-After": "1"})
-
-
-def _release(db: Database, owner: str, key: str) -> None:
-    with db.session() as s:
-        s.execute(delete(IdempotencyRecord).where(IdempotencyRecord.owner_id == owner, IdempotencyRecord.key == key,
-                                                  IdempotencyRecord.status == IN_PROGRESS))
 
 
 def _replay(record: IdempotencyRecord, digest: str) -> Response:

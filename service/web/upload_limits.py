@@ -10,7 +10,7 @@ from flask import request
 from evalserve.service.access.quotas import check_jobs, check_storage
 from evalserve.service.core.problem_codes import ProblemCode
 from evalserve.service.web.auth import current_token, sees_everything
-from evalserve.service.web.context import state
+from evalserve.service.web.context import session, state
 from evalserve.service.web.problems import ApiProblem
 
 
@@ -48,9 +48,8 @@ def check_upload(*, files: int = 0, measures: int = 0, stored: Sequence[bytes] =
                            "severity": "error"}])
     if sees_everything() or not (stored or jobs):
         return
-    owner = current_token().id
-    with st.db.session() as s:
-        if stored:
-            check_storage(s, limits, owner, list(stored))
-        if jobs:
-            check_jobs(s, limits, owner, jobs)
+    owner = current_token().id  # counted in the request's transaction, which the inserts they guard are in too
+    if stored:
+        check_storage(session(), limits, owner, list(stored))
+    if jobs:
+        check_jobs(session(), limits, owner, jobs)

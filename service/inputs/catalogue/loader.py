@@ -11,12 +11,14 @@ from typing import Any
 
 from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
+from sqlalchemy.orm import Session
 
 from evalserve.service.core.errors import ServiceError
 from evalserve.service.core.problem_codes import ProblemCode
 from evalserve.service.inputs.catalogue.published import PUBLISHED, PublishedSet
 from evalserve.service.inputs.catalogue.topics import read_topic_xml
 from evalserve.service.inputs.uploads import create_collection
+from evalserve.service.store.db import savepoint
 from evalserve.service.store.models import Collection
 from evalserve.service.store.storage import HasStores
 
@@ -42,12 +44,13 @@ def wanted(keys: Sequence[str] | None) -> list[PublishedSet]:
     return [PUBLISHED[k] for k in dict.fromkeys(keys)]
 
 
-def load_published(stores: HasStores, owner_id: str, root: Path, keys: Sequence[str] | None = None) -> list[Loaded]:
-    """Load the named sets (default: every one) found below ``root`` as public collections owned by ``owner_id``."""
+def load_published(s: Session, stores: HasStores, owner_id: str, root: Path,
+                   keys: Sequence[str] | None = None) -> list[Loaded]:
+    """Load the named sets (default: every one) found below ``root`` as public collections owned by ``owner_id``,
+    in the session (the caller commits)."""
     out = []
     for published in wanted(keys):
-        with stores.db.session() as s:
-            existing = s.scalars(select(Collection.id).where(Collection.catalogue_key == published.key)).first()
+        existing = s.scalars(select(Collection.id).where(Collection.catalogue_key == published.key)).first()
         if existing is not None:
             out.append(Loaded(published.key, "exists", existing))
             continue
@@ -66,7 +69,8 @@ def load_published(stores: HasStores, owner_id: str, root: Path, keys: Sequence[
                 "qrels_format": published.qrels_format, "catalogue_key": published.key,
                 "citation": published.citation, "topics": topics}
         try:
-            row = create_collection(stores, owner_id, form, (qrels_path.name, qrels_path.read_bytes()), None)
+            with savepoint(s):  # only this set is given up if another import loads it at the same moment
+                row = create_collection(s, stores, owner_id, form, (qrels_path.name, qrels_path.read_bytes()), None)
         except IntegrityError:  # loaded at the same moment by another import
             out.append(Loaded(published.key, "exists", detail="loaded concurrently"))
             continue

@@ -11,7 +11,7 @@ from flask_smorest import Blueprint
 
 from evalserve.service.inputs import stored as stored_inputs
 from evalserve.service.web.auth import current_token, require
-from evalserve.service.web.context import state
+from evalserve.service.web.context import session, state
 from evalserve.service.web.problems import PROBLEM_JSON, ProblemSchema
 from evalserve.service.web.schemas import CatalogueImportedSchema, CatalogueImportSchema, PublishedSetSchema
 
@@ -25,7 +25,7 @@ class Catalogue(MethodView):
     def get(self) -> Any:
         """Every published set the catalogue knows, with its citation and the collection it was loaded as (null:
         not loaded on this server)."""
-        return stored_inputs.published_sets(state())
+        return stored_inputs.published_sets(session(), state())
 
     @require("admin")
     @blp.arguments(CatalogueImportSchema)
@@ -35,4 +35,4 @@ class Catalogue(MethodView):
     def post(self, body: dict[str, Any]) -> Any:
         """Load published judgment sets from the server's catalogue directory (``EVALSERVE_CATALOGUE_DIR``) as
         public collections with their citation and topics; sets loaded before are left as they are."""
-        return stored_inputs.import_published(state(), current_token(), body["keys"])
+        return stored_inputs.import_published(session(), state(), current_token(), body["keys"])

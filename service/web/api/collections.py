@@ -12,7 +12,7 @@ from flask_smorest import Blueprint
 from evalserve.service.inputs import stored as stored_inputs
 from evalserve.service.inputs.uploads import create_collection
 from evalserve.service.web.auth import current_token, require
-from evalserve.service.web.context import state
+from evalserve.service.web.context import session, state
 from evalserve.service.web.idempotency import idempotent
 from evalserve.service.web.problems import PROBLEM_JSON, ProblemSchema
 from evalserve.service.web.schemas import (
@@ -35,7 +35,7 @@ class Collections(MethodView):
     @blp.paginate()
     def get(self, pagination_parameters: Any) -> Any:
         """List collections (every token can read every collection but others' hidden ones), newest first."""
-        return stored_inputs.list_collections(state(), current_token(), pagination_parameters)
+        return stored_inputs.list_collections(session(), state(), current_token(), pagination_parameters)
 
     @require("submit")
     @idempotent
@@ -56,7 +56,7 @@ class Collections(MethodView):
         weights_file = (weights.filename or "intent-weights", weights.read()) if weights else None
         check_upload(stored=[qrels_file[1], *([weights_file[1]] if weights_file else []),
                              *(data for _, data in side.values())])
-        row = create_collection(state(), current_token().id, form, qrels_file, weights_file, side)
+        row = create_collection(session(), state(), current_token().id, form, qrels_file, weights_file, side)
         return row, 201, {"Location": f"/v1/collections/{row.id}"}
 
 
@@ -65,7 +65,7 @@ class OneCollection(MethodView):
     @require("read")
     @blp.response(200, CollectionSchema)
     def get(self, collection_id: str) -> Any:
-        return stored_inputs.one_collection(state(), current_token(), collection_id)
+        return stored_inputs.one_collection(session(), state(), current_token(), collection_id)
 
 
 @blp.route("/<string:collection_id>/topics")
@@ -75,7 +75,7 @@ class CollectionTopics(MethodView):
     @blp.alt_response(404, schema=ProblemSchema, content_type=PROBLEM_JSON, description="no such collection")
     def get(self, collection_id: str) -> Any:
         """The collection's topic descriptions (query, description, subtopics) where it has them."""
-        return stored_inputs.collection_topics(state(), current_token(), collection_id)
+        return stored_inputs.collection_topics(session(), state(), current_token(), collection_id)
 
 
 class HierarchyQuerySchema(ma.Schema):
@@ -101,5 +101,5 @@ class CollectionHierarchies(MethodView):
     def get(self, query: dict[str, Any], collection_id: str) -> Any:
         """Build the collection's intent hierarchies with these settings (as ``evalserve hierarchy build``) and
         return them for download."""
-        text = stored_inputs.collection_hierarchies(state(), current_token(), collection_id, query)
+        text = stored_inputs.collection_hierarchies(session(), state(), current_token(), collection_id, query)
         return Response(text, mimetype="application/json")

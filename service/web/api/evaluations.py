@@ -14,7 +14,7 @@ from evalserve.service.core.problem_codes import ProblemCode
 from evalserve.service.jobs.document import job_document
 from evalserve.service.jobs.submit import submit_evaluation, submit_meta_evaluation, submit_runs
 from evalserve.service.web.auth import current_token, require, sees_everything
-from evalserve.service.web.context import state
+from evalserve.service.web.context import session, state
 from evalserve.service.web.idempotency import idempotent
 from evalserve.service.web.problems import PROBLEM_JSON, ApiProblem, ProblemSchema
 from evalserve.service.web.schemas import (
@@ -53,7 +53,7 @@ def _accepted(job: Any) -> Any:
 def evaluate(body: dict[str, Any]) -> Any:
     """Queue an evaluation of stored runs; poll the job at ``Location``."""
     check_upload(measures=len(body["measures"]), jobs=1)
-    job = submit_evaluation(state(), current_token().id, sees_everything(), body)
+    job = submit_evaluation(session(), state(), current_token().id, sees_everything(), body)
     return _accepted(job)
 
 
@@ -78,7 +78,7 @@ def submit(form: dict[str, Any], files: dict[str, Any]) -> Any:
     check_upload(files=len(uploads), measures=len(measures), multi=("run",))
     contents = [(u.filename or f"run{i + 1}", u.read()) for i, u in enumerate(uploads)]
     check_upload(stored=[data for _, data in contents], jobs=1, multi=("run",))
-    return _accepted(submit_runs(state(), current_token().id, sees_everything(), form, measures, contents))
+    return _accepted(submit_runs(session(), state(), current_token().id, sees_everything(), form, measures, contents))
 
 
 #: measures in a form field are separated by spaces or commas, except commas inside parentheses
@@ -103,5 +103,5 @@ def meta_evaluate(body: dict[str, Any]) -> Any:
     simulated scenarios, robustness to incomplete judgments) of an evaluation job's per-topic results, or of runs
     evaluated first; poll the job at ``Location``."""
     check_upload(measures=len(body.get("measures") or []), jobs=1)
-    job = submit_meta_evaluation(state(), current_token().id, sees_everything(), body)
+    job = submit_meta_evaluation(session(), state(), current_token().id, sees_everything(), body)
     return _accepted(job)

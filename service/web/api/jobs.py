@@ -15,7 +15,7 @@ from evalserve.service.jobs import queries as caller_jobs
 from evalserve.service.store.models import FINAL_STATES
 from evalserve.service.web.api.conditional import if_none_match, not_modified
 from evalserve.service.web.auth import current_token, require
-from evalserve.service.web.context import state
+from evalserve.service.web.context import session, state, unit_of_work
 from evalserve.service.web.problems import PROBLEM_JSON, ProblemSchema
 from evalserve.service.web.schemas import JobQuerySchema, JobSchema, PlotQuerySchema, ResultQuerySchema
 from evaluation.result_formats import ResultFormat
@@ -36,7 +36,7 @@ class Jobs(MethodView):
     @blp.paginate()
     def get(self, pagination_parameters: Any) -> Any:
         """List your jobs (an admin sees every job), newest first."""
-        return caller_jobs.list_jobs(state(), current_token(), pagination_parameters)
+        return caller_jobs.list_jobs(session(), state(), current_token(), pagination_parameters)
 
 
 @blp.route("/<string:job_id>")
@@ -52,9 +52,10 @@ class OneJob(MethodView):
         from the job as it was when the request arrived), or after the wait; ``304`` when it is still the one
         you have."""
         st = state()
-        tag, document = tagged(caller_jobs.shown_job(st, current_token(), job_id))
+        tag, document = tagged(caller_jobs.shown_job(session(), st, current_token(), job_id))
         known = if_none_match()
         if query["wait"] > 0:
+            unit_of_work().end_reads()  # each look reads the job as committed now, in a short session of its own
             tag, document = wait_for_change(lambda: tagged(caller_jobs.job_now(st, job_id)), known or {tag},
                                             query["wait"], done=lambda d: d["state"] in FINAL_STATES)
         headers = {"ETag": tag}
@@ -68,7 +69,7 @@ class OneJob(MethodView):
     @blp.response(200, JobSchema)
     def delete(self, job_id: str) -> Any:
         """Cancel the job: at once when queued; a running job stops at its next step."""
-        return caller_jobs.cancel_job(state(), current_token(), job_id)
+        return caller_jobs.cancel_job(session(), state(), current_token(), job_id)
 
 
 def tagged(document: dict[str, Any]) -> tuple[str, dict[str, Any]]:
@@ -90,7 +91,7 @@ class Result(MethodView):
         (evaluation jobs), table (meta-evaluation jobs); ``html`` or ``latex``: a report with the scores,
         significance tests, the measures' definitions and axiomatic profiles."""
         fmt = query["format"]
-        result = caller_jobs.job_result(state(), current_token(), job_id, fmt, query.get("per_topic"),
+        result = caller_jobs.job_result(session(), state(), current_token(), job_id, fmt, query.get("per_topic"),
                                         if_none_match())
         if result.text is None:
             return not_modified(result.tag)
@@ -112,5 +113,5 @@ class Plot(MethodView):
     def get(self, query: dict[str, Any], job_id: str) -> Any:
         """A plot of the job's results (``?format=png`` or ``svg``)."""
         fmt = query["format"]
-        image = caller_jobs.job_plot(state(), current_token(), job_id, fmt)
+        image = caller_jobs.job_plot(session(), state(), current_token(), job_id, fmt)
         return Response(image, mimetype="image/png" if fmt == "png" else "image/svg+xml")

@@ -14,7 +14,7 @@ from evalserve.service.core.problem_codes import ProblemCode
 from evalserve.service.inputs import stored as stored_inputs
 from evalserve.service.inputs.uploads import create_run
 from evalserve.service.web.auth import current_token, require, sees_everything
-from evalserve.service.web.context import state
+from evalserve.service.web.context import session, state
 from evalserve.service.web.idempotency import idempotent
 from evalserve.service.web.problems import PROBLEM_JSON, ApiProblem, ProblemSchema
 from evalserve.service.web.schemas import RunFilesSchema, RunFormSchema, RunSchema
@@ -46,7 +46,7 @@ class Runs(MethodView):
     @blp.paginate()
     def get(self, pagination_parameters: Any) -> Any:
         """List your runs (an admin sees every run), newest first."""
-        return stored_inputs.list_runs(state(), current_token(), pagination_parameters)
+        return stored_inputs.list_runs(session(), state(), current_token(), pagination_parameters)
 
     @require("submit")
     @idempotent
@@ -72,8 +72,8 @@ class Runs(MethodView):
         if not data:
             raise ApiProblem(422, ProblemCode.INVALID_UPLOAD, f"{filename}: the run is empty; nothing was stored")
         check_upload(files=1, stored=[data])
-        row = create_run(state(), current_token().id, query["collection"], filename, data, admin=sees_everything(),
-                         run_format=query["run_format"])
+        row = create_run(session(), state(), current_token().id, query["collection"], filename, data,
+                         admin=sees_everything(), run_format=query["run_format"])
         return row, 201, {"Location": f"/v1/runs/{row.id}"}
 
 
@@ -82,4 +82,4 @@ class OneRun(MethodView):
     @require("read")
     @blp.response(200, RunSchema)
     def get(self, run_id: str) -> Any:
-        return stored_inputs.one_run(state(), current_token(), run_id)
+        return stored_inputs.one_run(session(), state(), current_token(), run_id)

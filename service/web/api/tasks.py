@@ -18,7 +18,7 @@ from evalserve.service.shared_tasks import services
 from evalserve.service.shared_tasks.access import is_organiser
 from evalserve.service.store.models import JobState, utcnow
 from evalserve.service.web.auth import caller_or_none, current_token, require
-from evalserve.service.web.context import state
+from evalserve.service.web.context import session, state
 from evalserve.service.web.idempotency import idempotent
 from evalserve.service.web.leaderboard_html import render_leaderboard_html
 from evalserve.service.web.problems import PROBLEM_JSON, ProblemSchema
@@ -69,7 +69,7 @@ class Tasks(MethodView):
     def get(self, pagination_parameters: Any) -> Any:
         """List the tasks the caller may see (public and blinded ones, and private ones they organise or take
         part in; without a token: public and blinded ones), newest first."""
-        return services.list_tasks(state(), caller_or_none(), pagination_parameters)
+        return services.list_tasks(session(), state(), caller_or_none(), pagination_parameters)
 
     @require("submit")
     @idempotent
@@ -81,7 +81,7 @@ class Tasks(MethodView):
     def post(self, body: dict[str, Any]) -> Any:
         """Create a task over one of your collections (its judgments become hidden), with its official measures,
         primary measure, visibility, registration and phases; you are its organiser."""
-        task = services.create_task(state(), current_token(), body)
+        task = services.create_task(session(), state(), current_token(), body)
         return task, 201, {"Location": f"/v1/tasks/{task.id}"}
 
 
@@ -93,7 +93,7 @@ class OneTask(MethodView):
     @blp.alt_response(404, **NOT_FOUND)
     def get(self, task_id: str) -> Any:
         """The task, its phases and the caller's role."""
-        return services.get_task(state(), caller_or_none(), task_id)
+        return services.get_task(session(), state(), caller_or_none(), task_id)
 
     @require("submit")
     @blp.arguments(TaskPatchSchema)
@@ -103,7 +103,7 @@ class OneTask(MethodView):
     def patch(self, body: dict[str, Any], task_id: str) -> Any:
         """Change the task's name, description, visibility, registration, significance or per-topic feedback
         settings (organisers)."""
-        return services.update_task(state(), current_token(), task_id, body)
+        return services.update_task(session(), state(), current_token(), task_id, body)
 
 
 @blp.route("/<string:task_id>/phases")
@@ -114,7 +114,7 @@ class Phases(MethodView):
     @blp.alt_response(404, **NOT_FOUND)
     def get(self, task_id: str) -> Any:
         """The task's phases, in time order (UTC)."""
-        return services.list_phases(state(), caller_or_none(), task_id)
+        return services.list_phases(session(), state(), caller_or_none(), task_id)
 
     @require("submit")
     @blp.arguments(PhaseInSchema)
@@ -125,7 +125,7 @@ class Phases(MethodView):
                       description="closes before it opens, overlaps another phase, name taken")
     def post(self, body: dict[str, Any], task_id: str) -> Any:
         """Add a phase (organisers); phases do not overlap."""
-        return services.add_phase(state(), current_token(), task_id, body), 201
+        return services.add_phase(session(), state(), current_token(), task_id, body), 201
 
 
 @blp.route("/<string:task_id>/phases/<string:name>")
@@ -138,7 +138,7 @@ class OnePhase(MethodView):
     @blp.alt_response(422, schema=ProblemSchema, content_type=PROBLEM_JSON, description="an invalid window")
     def patch(self, body: dict[str, Any], task_id: str, name: str) -> Any:
         """Move a phase's window (extend a deadline, say) or change its quotas (organisers)."""
-        return services.update_phase(state(), current_token(), task_id, name, body)
+        return services.update_phase(session(), state(), current_token(), task_id, name, body)
 
 
 @blp.route("/<string:task_id>/participants")
@@ -148,7 +148,7 @@ class Participants(MethodView):
     @blp.alt_response(404, **NOT_FOUND)
     def get(self, task_id: str) -> Any:
         """The task's participants (organisers); a participant sees their own registration only."""
-        return services.list_participants(state(), caller_or_none(), task_id)
+        return services.list_participants(session(), state(), caller_or_none(), task_id)
 
     @require("submit")
     @idempotent
@@ -164,7 +164,7 @@ class Participants(MethodView):
                                   " Retry-After)")
     def post(self, body: dict[str, Any], task_id: str) -> Any:
         """Register the caller for the task under a team name."""
-        return services.register(state(), current_token(), task_id, body["team"], body.get("code")), 201
+        return services.register(session(), state(), current_token(), task_id, body["team"], body.get("code")), 201
 
 
 @blp.route("/<string:task_id>/submissions")
@@ -176,7 +176,7 @@ class Submissions(MethodView):
     @blp.alt_response(404, **NOT_FOUND)
     def get(self, query: dict[str, Any], task_id: str, pagination_parameters: Any) -> Any:
         """Your submissions to the task (organisers: everyone's), newest first; ``?phase=`` filters."""
-        return services.list_submissions(state(), caller_or_none(), task_id, query.get("phase"),
+        return services.list_submissions(session(), state(), caller_or_none(), task_id, query.get("phase"),
                                          pagination_parameters)
 
     @require("submit")
@@ -201,7 +201,7 @@ class Submissions(MethodView):
         upload = files["run"]
         data = upload.read()
         check_upload(files=1, stored=[data], jobs=1)
-        sub = services.submit(state(), current_token(), task_id, (upload.filename or "run", data),
+        sub = services.submit(session(), state(), current_token(), task_id, (upload.filename or "run", data),
                               description=form["description"], baseline=form["baseline"],
                               phase_name=form.get("phase"), arrival=arrival, run_format=form["run_format"])
         return sub, 202, {"Location": f"/v1/tasks/{task_id}/submissions/{sub.id}", "Retry-After": "1"}
@@ -214,7 +214,7 @@ class OneSubmission(MethodView):
     @blp.alt_response(404, **NOT_FOUND)
     def get(self, task_id: str, submission_id: str) -> Any:
         """A submission's state, progress and scores (yours; organisers: any)."""
-        out = services.get_submission(state(), caller_or_none(), task_id, submission_id)
+        out = services.get_submission(session(), state(), caller_or_none(), task_id, submission_id)
         headers = {} if out.state in (JobState.SUCCEEDED, JobState.FAILED, JobState.CANCELLED) else {"Retry-After": "1"}
         return out, 200, headers
 
@@ -224,7 +224,7 @@ class OneSubmission(MethodView):
     @blp.alt_response(404, **NOT_FOUND)
     def patch(self, body: dict[str, Any], task_id: str, submission_id: str) -> Any:
         """Choose this submission for the leaderboard (``{"selected": true}``) instead of your latest."""
-        return services.select_submission(state(), current_token(), task_id, submission_id, body["selected"])
+        return services.select_submission(session(), state(), current_token(), task_id, submission_id, body["selected"])
 
 
 @blp.route("/<string:task_id>/submissions/<string:submission_id>/per-topic")
@@ -238,7 +238,7 @@ class SubmissionPerTopic(MethodView):
     def get(self, task_id: str, submission_id: str) -> Any:
         """Your submission's score on every topic under each official measure (organisers: any submission), as
         TREC gives each team its per-topic evaluation; never the judgments, never another team's scores."""
-        out = services.submission_per_topic(state(), caller_or_none(), task_id, submission_id)
+        out = services.submission_per_topic(session(), state(), caller_or_none(), task_id, submission_id)
         headers = {} if out.state in (JobState.SUCCEEDED, JobState.FAILED, JobState.CANCELLED) else {"Retry-After": "1"}
         return out, 200, headers
 
@@ -251,7 +251,7 @@ class Judgments(MethodView):
     @blp.alt_response(404, **NOT_FOUND)
     def get(self, task_id: str) -> Any:
         """The history of the task's judgments versions (organisers)."""
-        return services.judgments_history(state(), caller_or_none(), task_id)
+        return services.judgments_history(session(), state(), caller_or_none(), task_id)
 
     @require("submit")
     @idempotent
@@ -275,7 +275,7 @@ class Judgments(MethodView):
         check_upload(stored=[qrels_file[1], *([weights_file[1]] if weights_file else []),
                              *(data for _, data in side.values())])
         name = f"{task_id} judgments"
-        return services.new_judgments(state(), current_token(), task_id,
+        return services.new_judgments(session(), state(), current_token(), task_id,
                                       {**form, "name": name, "description": form["note"]}, qrels_file, weights_file,
                                       side), 202
 
@@ -300,7 +300,7 @@ class LeaderboardView(MethodView):
         """The leaderboard of a phase: each participant's chosen or latest evaluated submission ranked by the
         primary measure, every official measure, significance marks and differences to the best and the
         baseline. Public tasks need no token."""
-        task, board = services.leaderboard(state(), caller_or_none(), task_id, phase_name=query.get("phase"),
+        task, board = services.leaderboard(session(), state(), caller_or_none(), task_id, phase_name=query.get("phase"),
                                            version=query.get("version"), selection=query["selection"])
         fmt, document = query["format"], board.document
         if fmt == ResultFormat.HTML:
@@ -328,5 +328,5 @@ class TaskMeta(MethodView):
         correlations of the official measures over the submissions the leaderboard shows, from their stored
         per-topic scores -- the numbers ``evalserve meta`` gives offline for the same runs and seed."""
         options = {k: query[k] for k in ("resamples", "alpha", "seed", "correlation")}
-        return services.meta_evaluation(state(), caller_or_none(), task_id, phase_name=query.get("phase"),
+        return services.meta_evaluation(session(), state(), caller_or_none(), task_id, phase_name=query.get("phase"),
                                         version=query.get("version"), options=options)

@@ -12,7 +12,7 @@ from flask_smorest import Blueprint
 from evalserve.service.shared_tasks import webhooks as task_webhooks
 from evalserve.service.store.models import WEBHOOK_EVENTS, DeliveryState
 from evalserve.service.web.auth import caller_or_none, require
-from evalserve.service.web.context import state
+from evalserve.service.web.context import session, state
 from evalserve.service.web.idempotency import idempotent
 from evalserve.service.web.problems import PROBLEM_JSON, ProblemSchema
 from evalserve.service.web.schemas import UtcDateTime
@@ -100,7 +100,7 @@ class Webhooks(MethodView):
     @blp.alt_response(403, schema=ProblemSchema, content_type=PROBLEM_JSON, description=ORGANISERS_ONLY)
     def get(self, task_id: str) -> Any:
         """The task's active webhooks, oldest first (without their secrets)."""
-        return task_webhooks.list_webhooks(state(), caller_or_none(), task_id)
+        return task_webhooks.list_webhooks(session(), state(), caller_or_none(), task_id)
 
     @require("submit")
     @idempotent
@@ -114,7 +114,7 @@ class Webhooks(MethodView):
                                   " too many webhooks (too-many-webhooks)")
     def post(self, body: dict[str, Any], task_id: str) -> Any:
         """Add a webhook: the task's events are POSTed to ``url``, signed with the secret returned here (once)."""
-        hook = task_webhooks.add_webhook(state(), caller_or_none(), task_id, body)
+        hook = task_webhooks.add_webhook(session(), state(), caller_or_none(), task_id, body)
         return hook, 201, {"Location": f"/v1/tasks/{task_id}/webhooks/{hook.id}"}
 
 
@@ -126,7 +126,7 @@ class OneWebhook(MethodView):
     @blp.alt_response(404, schema=ProblemSchema, content_type=PROBLEM_JSON, description="no such webhook")
     def get(self, task_id: str, webhook_id: str) -> Any:
         """The webhook (a deleted one too, with ``active`` false), without its secret."""
-        return task_webhooks.one_webhook(state(), caller_or_none(), task_id, webhook_id)
+        return task_webhooks.one_webhook(session(), state(), caller_or_none(), task_id, webhook_id)
 
     @require("submit")
     @blp.response(204)
@@ -134,7 +134,7 @@ class OneWebhook(MethodView):
     @blp.alt_response(404, schema=ProblemSchema, content_type=PROBLEM_JSON, description="no such webhook")
     def delete(self, task_id: str, webhook_id: str) -> Any:
         """Delete the webhook: nothing more is sent to it (pending deliveries fail); its delivery log is kept."""
-        task_webhooks.delete_webhook(state(), caller_or_none(), task_id, webhook_id)
+        task_webhooks.delete_webhook(session(), state(), caller_or_none(), task_id, webhook_id)
         return None
 
 
@@ -147,7 +147,8 @@ class Deliveries(MethodView):
     @blp.paginate()
     def get(self, task_id: str, webhook_id: str, pagination_parameters: Any) -> Any:
         """The webhook's delivery log, newest first: state, attempts and every attempt's outcome."""
-        return task_webhooks.list_deliveries(state(), caller_or_none(), task_id, webhook_id, pagination_parameters)
+        return task_webhooks.list_deliveries(session(), state(), caller_or_none(), task_id, webhook_id,
+                                             pagination_parameters)
 
 
 @blp.route("/<string:task_id>/webhooks/<string:webhook_id>/ping")
@@ -162,4 +163,4 @@ class Ping(MethodView):
                                   " default (Retry-After)")
     def post(self, task_id: str, webhook_id: str) -> Any:
         """Send a signed ``ping`` event to the webhook, to test the receiver; its outcome shows in the log."""
-        return task_webhooks.ping(state(), caller_or_none(), task_id, webhook_id)
+        return task_webhooks.ping(session(), state(), caller_or_none(), task_id, webhook_id)
