@@ -72,19 +72,23 @@ def _job_rows(service: LiveService, owner: str) -> int:
         db.dispose()
 
 
-def test_40_concurrent_evaluations_admit_exactly_the_quota(quota_service: LiveService) -> None:
-    with quota_service.client() as admin:
-        made = admin.post("/v1/collections", data={"name": "race"},
+def _a_user_with_a_run(service: LiveService, collection_name: str, user_name: str) -> tuple[str, str, dict[str, Any]]:
+    """A new user's token and id, and an evaluation request for a run they uploaded to a new collection."""
+    with service.client() as admin:
+        made = admin.post("/v1/collections", data={"name": collection_name},
                           files={"qrels": ("sample.qrels", (SAMPLES / "sample.qrels").read_bytes())})
         assert made.status_code == 201, made.text
         collection = made.json()["id"]
-    user = quota_service.user_token("racer")
-    owner = user.split("_", 2)[1]
-    with quota_service.client(user) as client:
+    user = service.user_token(user_name)
+    with service.client(user) as client:
         run = client.post("/v1/runs", params={"collection": collection},
                           files={"run": ("bm25.run", (SAMPLES / "bm25.run").read_bytes())})
         assert run.status_code == 201, run.text
-    request = {"collection": collection, "runs": [run.json()["id"]], "measures": ["AP"]}
+    return user, user.split("_", 2)[1], {"collection": collection, "runs": [run.json()["id"]], "measures": ["AP"]}
+
+
+def test_40_concurrent_evaluations_admit_exactly_the_quota(quota_service: LiveService) -> None:
+    user, owner, request = _a_user_with_a_run(quota_service, "race", "racer")
     start = threading.Barrier(CALLERS)
     answers: list[tuple[int, str]] = []
     lock = threading.Lock()
@@ -122,18 +126,7 @@ def test_40_concurrent_evaluations_admit_exactly_the_quota(quota_service: LiveSe
 def test_concurrent_retries_with_one_idempotency_key_make_one_job(quota_service: LiveService) -> None:
     """The key is reserved in the request's transaction: a concurrent retry waits for the first request and
     replays its answer (before, it got 409 idempotency-key-in-progress); one job either way."""
-    with quota_service.client() as admin:
-        made = admin.post("/v1/collections", data={"name": "retries"},
-                          files={"qrels": ("sample.qrels", (SAMPLES / "sample.qrels").read_bytes())})
-        assert made.status_code == 201, made.text
-        collection = made.json()["id"]
-    user = quota_service.user_token("retrier")
-    owner = user.split("_", 2)[1]
-    with quota_service.client(user) as client:
-        run = client.post("/v1/runs", params={"collection": collection},
-                          files={"run": ("bm25.run", (SAMPLES / "bm25.run").read_bytes())})
-        assert run.status_code == 201, run.text
-    request = {"collection": collection, "runs": [run.json()["id"]], "measures": ["AP"]}
+    user, owner, request = _a_user_with_a_run(quota_service, "retries", "retrier")
     callers = 8
     start = threading.Barrier(callers)
     answers: list[httpx.Response] = []
