@@ -8,6 +8,7 @@ holder. The broker message is just a wake-up call: publishing it twice is harmle
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
@@ -16,7 +17,7 @@ from sqlalchemy import and_, or_, select, update
 from sqlalchemy.orm import Session
 
 from evalserve.service.store.db import Database
-from evalserve.service.store.models import FINAL_STATES, Job, JobState, utcnow
+from evalserve.service.store.models import FINAL_STATES, Job, JobOutput, JobState, utcnow
 
 
 @dataclass(frozen=True)
@@ -91,8 +92,9 @@ def heartbeat(db: Database, claim_: Claim, lease_seconds: float, stage: str | No
 
 
 def finish(db: Database, claim_: Claim, state: str, *, result_sha256: str | None = None,
-           error: dict[str, Any] | None = None) -> bool:
-    """Record the outcome; only the lease holder can, and only once."""
+           error: dict[str, Any] | None = None, outputs: Mapping[str, str] | None = None) -> bool:
+    """Record the outcome; only the lease holder can, and only once. ``outputs``: the blobs built from the result
+    (name -> sha256, ``JobOutput``), recorded in the same transaction, so a succeeded job always has them."""
     assert state in FINAL_STATES
     now = utcnow()
     values: dict[str, Any] = {"state": state, "stage": state, "finished_at": now, "updated_at": now,
@@ -101,6 +103,8 @@ def finish(db: Database, claim_: Claim, state: str, *, result_sha256: str | None
         values["progress"] = 1.0
     with db.session() as s:
         done = s.execute(_update_jobs().where(_held(claim_)).values(**values))
+        if _changed(done) == 1 and outputs:
+            s.add_all(JobOutput(job_id=claim_.job_id, name=name, blob_sha256=sha) for name, sha in outputs.items())
     return _changed(done) == 1
 
 

@@ -15,8 +15,9 @@ import pytest
 
 from evalserve.service.access.tokens import create_token
 from evalserve.service.core.config import Settings
-from evalserve.service.jobrun import runner
+from evalserve.service.jobrun import kinds as worker_kinds
 from evalserve.service.jobrun.context import WorkerContext
+from evalserve.service.jobrun.kinds import RUNS, KindRun
 from evalserve.service.jobrun.runner import run_job
 from evalserve.service.jobs import kinds as job_kinds
 from evalserve.service.jobs.kinds import KINDS, EvaluationRequest, JobKind, MetaRequest
@@ -61,7 +62,7 @@ def toy_kind(monkeypatch: pytest.MonkeyPatch) -> Iterator[JobKind]:
                    lambda document, fmt, per_topic: json.dumps(document),
                    "a count result is json")
     monkeypatch.setitem(job_kinds.KINDS, "count", kind)
-    monkeypatch.setitem(runner.RUNS, "count", count_runs)
+    monkeypatch.setitem(worker_kinds.RUNS, "count", KindRun(count_runs))
     yield kind
 
 
