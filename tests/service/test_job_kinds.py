@@ -93,3 +93,10 @@ def test_a_new_job_kind_is_one_table_entry_and_one_function(tmp_path: Path, toy_
     no_plot = http.get(f"/v1/jobs/{job_id}/plot", headers=auth)
     assert no_plot.status_code == 422 and no_plot.json["code"] == "plot-unavailable"
     st.db.dispose()
+
+
+def test_every_kind_has_a_run_an_output_builder_and_a_request_schema() -> None:
+    from evalserve.service.web.schemas import REQUEST_SCHEMAS
+
+    assert set(RUNS) == set(KINDS) == set(REQUEST_SCHEMAS)
+    assert all(callable(RUNS[name].run) and callable(RUNS[name].outputs) for name in KINDS)
