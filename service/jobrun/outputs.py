@@ -10,7 +10,16 @@ from collections.abc import Callable
 from typing import Any
 
 from evalserve.service.jobrun.context import WorkerContext
-from evalserve.service.jobs.kinds import NO_PLOT, PLOT_FORMATS, REPORT, JobKind, JobRequest, NoPlot, plot_output
+from evalserve.service.jobs.kinds import (
+    NO_PLOT,
+    PLOT_FORMATS,
+    REPORT,
+    JobKind,
+    JobRequest,
+    NoPlot,
+    plot_output,
+    report_output,
+)
 from evaluation.problems import InputError
 
 log = logging.getLogger(__name__)
@@ -19,12 +28,16 @@ log = logging.getLogger(__name__)
 OutputBuilder = Callable[[JobKind, dict[str, Any], JobRequest], dict[str, bytes]]
 
 
-def report_content(document: dict[str, Any]) -> bytes:
-    """The report on a result document, computed (significance tests, axiomatic profiles) and stored as JSON;
-    ``evaluation.reports.render`` typesets it later without computing."""
-    from evaluation.reports import build  # numpy, scipy and the axioms: on the worker only
+def reports(document: dict[str, Any], formats: tuple[str, ...]) -> dict[str, bytes]:
+    """The report on a result document, computed (significance tests, axiomatic profiles): its content as JSON
+    (``REPORT``: ``evaluation.reports.render`` typesets it without computing) and typeset in each of ``formats``
+    (streamed as stored)."""
+    from evaluation.reports import build, render  # numpy, scipy and the axioms: on the worker only
 
-    return json.dumps(build(document).to_json(), separators=(",", ":")).encode()
+    content = build(document)
+    out = {REPORT: json.dumps(content.to_json(), separators=(",", ":")).encode()}
+    out.update((report_output(fmt), render(content, fmt).encode()) for fmt in formats)
+    return out
 
 
 def plots(kind: JobKind, document: dict[str, Any], request: JobRequest) -> dict[str, bytes]:
@@ -41,8 +54,8 @@ def plots(kind: JobKind, document: dict[str, Any], request: JobRequest) -> dict[
 
 
 def standard_outputs(kind: JobKind, document: dict[str, Any], request: JobRequest) -> dict[str, bytes]:
-    """The report content if the kind offers reports, and its plots if it declares one."""
-    out = {REPORT: report_content(document)} if kind.reports else {}
+    """The report (content and typeset) if the kind offers reports, and its plots if it declares one."""
+    out = reports(document, kind.reports) if kind.reports else {}
     out.update(plots(kind, document, request))
     return out
 

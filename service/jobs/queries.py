@@ -20,7 +20,7 @@ from evalserve.service.core.paging import page_of
 from evalserve.service.core.state import ServiceState
 from evalserve.service.jobs import callbacks
 from evalserve.service.jobs.document import flat_fields, job_document
-from evalserve.service.jobs.kinds import KINDS, NO_PLOT, REPORT, NoPlot, plot_output
+from evalserve.service.jobs.kinds import KINDS, NO_PLOT, REPORT, NoPlot, plot_output, report_output
 from evalserve.service.jobs.lifecycle import cancel_in
 from evalserve.service.store.models import Job, JobOutput, Token
 from evalserve.service.webhooks.delivery import publish_deliveries
@@ -104,8 +104,8 @@ def job_result(st: ServiceState, token: Token, job_id: str, fmt: str, per_topic:
                known: set[str]) -> RenderedResult:
     """The caller's succeeded job's result in ``fmt`` (per-topic rows as asked, else as the job asked); a result
     never changes, so a client that names its tag in ``known`` gets the tag alone. A report (``kind.reports``) is
-    typeset from the content its worker stored, computing nothing here; only a job that succeeded before its
-    worker stored outputs has its report built now (and not stored)."""
+    streamed as its worker typeset it (or typeset from the content it stored), computing nothing here; only a
+    job that succeeded before its worker stored outputs has its report built now (and not stored)."""
     with st.db.session() as s:
         job = visible_row(s, Job, job_id, "job", token)
         sha256 = _succeeded(job, with_error=True)
@@ -116,9 +116,12 @@ def job_result(st: ServiceState, token: Token, job_id: str, fmt: str, per_topic:
             return RenderedResult(tag, None)
         if fmt not in kind.formats:
             raise ServiceError(422, "format-not-available", kind.formats_message)
-        content = _outputs(s, job.id).get(REPORT) if fmt in kind.reports else None
+        outputs = _outputs(s, job.id) if fmt in kind.reports else {}
+        if report_output(fmt) in outputs:  # typeset by the worker
+            return RenderedResult(tag, st.blobs.get(s, outputs[report_output(fmt)]).decode())
+        content = outputs.get(REPORT)
         stored = st.blobs.get(s, content if content is not None else sha256)
-    if content is not None:
+    if content is not None:  # built by the worker, not typeset in this format
         return RenderedResult(tag, typeset(json.loads(stored), fmt))
     document = json.loads(stored)
     if fmt in kind.reports:  # succeeded before outputs were stored: built on demand, as before

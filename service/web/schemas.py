@@ -234,7 +234,8 @@ class MetaJobRequestSchema(ma.Schema):
     ``measures``), or ``runs`` evaluated first with ``measures``, ``ties`` and ``topics``."""
 
     method = ma.fields.String(required=True, validate=V.OneOf(METHOD_NAMES))
-    options = ma.fields.Dict(required=True, metadata={"description": "the method's options, as checked (defaults filled in)"})
+    options = ma.fields.Dict(required=True, metadata={
+        "description": "the method's options, as checked (defaults filled in)"})
     evaluation = ma.fields.String(metadata={"description": "the evaluation job meta-evaluated"})
     runs = ma.fields.List(ma.fields.String())
     measures = ma.fields.List(ma.fields.String())

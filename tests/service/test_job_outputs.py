@@ -50,9 +50,10 @@ def outputs(d: Deployment, job: str) -> dict[str, str]:
 
 def test_the_worker_stores_the_report_and_the_plots_a_kind_offers(deployed: Any) -> None:
     d, jobs, _ = deployed
-    assert sorted(outputs(d, jobs["evaluation"])) == ["plot.png", "plot.svg", "report"]
-    assert sorted(outputs(d, jobs["power"])) == ["plot.png", "plot.svg", "report"]
-    assert sorted(outputs(d, jobs["significance"])) == ["plot.unavailable", "report"]
+    reports = ["report", "report.html", "report.latex"]
+    assert sorted(outputs(d, jobs["evaluation"])) == ["plot.png", "plot.svg", *reports]
+    assert sorted(outputs(d, jobs["power"])) == ["plot.png", "plot.svg", *reports]
+    assert sorted(outputs(d, jobs["significance"])) == ["plot.unavailable", *reports]
     with d.ctx.db.session() as s:
         report = json.loads(d.ctx.blobs.get(s, outputs(d, jobs["evaluation"])["report"]))
     from evaluation.reports import build
@@ -114,6 +115,15 @@ def test_the_views_never_build_when_outputs_are_stored(deployed: Any, monkeypatc
     no_plot = d.get(f"/v1/jobs/{jobs['significance']}/plot")
     assert no_plot.status_code == 422 and no_plot.json["code"] == "plot-unavailable"
     assert "discriminative-power jobs" in no_plot.json["detail"]
+
+
+def test_a_report_is_typeset_from_stored_content_without_its_typeset_output(deployed: Any) -> None:
+    d, jobs, _ = deployed
+    job = d.finish(d.post("/v1/meta-evaluations", json={"method": "unanimity", "evaluation": jobs["evaluation"]}))
+    expected = d.get(f"/v1/jobs/{job}/result?format=html").get_data(as_text=True)
+    with d.ctx.db.session() as s:
+        s.execute(delete(JobOutput).where(JobOutput.job_id == job, JobOutput.name == "report.html"))
+    assert d.get(f"/v1/jobs/{job}/result?format=html").get_data(as_text=True) == expected
 
 
 def test_a_job_that_succeeded_before_outputs_is_built_on_demand(deployed: Any) -> None:

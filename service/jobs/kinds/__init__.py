@@ -11,7 +11,16 @@ and the schemas read the table (docs/architecture.md, "A job kind").
 from __future__ import annotations
 
 from evalserve.service.jobs.kinds import evaluation, meta
-from evalserve.service.jobs.kinds.base import NO_PLOT, PLOT_FORMATS, REPORT, JobKind, JobRequest, NoPlot, plot_output
+from evalserve.service.jobs.kinds.base import (
+           NO_PLOT,
+           PLOT_FORMATS,
+           REPORT,
+           JobKind,
+           JobRequest,
+           NoPlot,
+           plot_output,
+           report_output,
+)
 from evalserve.service.jobs.kinds.evaluation import EVALUATION, EvaluationRequest
 from evalserve.service.jobs.kinds.meta import META, MetaRequest
 
@@ -21,4 +30,4 @@ _KINDS: tuple[JobKind, ...] = (evaluation.KIND, meta.KIND)
 KINDS: dict[str, JobKind] = {k.name: k for k in _KINDS}
 
 __all__ = ["EVALUATION", "KINDS", "META", "NO_PLOT", "PLOT_FORMATS", "REPORT", "EvaluationRequest", "JobKind",
-           "JobRequest", "MetaRequest", "NoPlot", "plot_output"]
+           "JobRequest", "MetaRequest", "NoPlot", "plot_output", "report_output"]

@@ -27,6 +27,11 @@ class NoPlot(Exception):
     """This job's result has nothing to draw (the message says which results have)."""
 
 
+def report_output(fmt: str) -> str:
+    """The name of a job's stored report typeset in ``fmt`` (html, latex: streamed as stored)."""
+    return f"{REPORT}.{fmt}"
+
+
 def plot_output(fmt: str) -> str:
     """The name of a job's stored plot in ``fmt``."""
     return f"plot.{fmt}"
@@ -38,8 +43,9 @@ class JobKind:
     may be split over workers (its request then has ``runs``), and what its worker stores beside the result.
 
     ``render`` turns the stored document into a text format (pure formatting, in the API); ``reports`` are the
-    formats typeset from the report content the worker built and stored (``REPORT``); ``plot`` draws the result
-    (on the worker, in every ``PLOT_FORMATS``; None: no plot; it may raise ``NoPlot``)."""
+    report formats its worker builds (the content, ``REPORT``) and typesets (``report_output``), streamed as
+    stored; ``plot`` draws the result (on the worker, in every ``PLOT_FORMATS``; None: no plot; it may raise
+    ``NoPlot``)."""
 
     name: str
     parse: Callable[[Mapping[str, Any]], JobRequest]
