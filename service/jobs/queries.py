@@ -78,10 +78,11 @@ def _record_callback(s: Session, job: Job) -> str | None:
 
 @dataclass(frozen=True)
 class RenderedResult:
-    """A succeeded job's result in one format, and its ETag; ``text`` is None when the client has it already."""
+    """A succeeded job's result in one format, and its ETag; ``text`` is None when the client has it already (bytes:
+    as its worker stored it, UTF-8)."""
 
     tag: str
-    text: str | None
+    text: str | bytes | None
 
 
 def _succeeded(job: Job, *, with_error: bool) -> str:
@@ -118,7 +119,7 @@ def job_result(st: ServiceState, token: Token, job_id: str, fmt: str, per_topic:
             raise ServiceError(422, "format-not-available", kind.formats_message)
         outputs = _outputs(s, job.id) if fmt in kind.reports else {}
         if report_output(fmt) in outputs:  # typeset by the worker
-            return RenderedResult(tag, st.blobs.get(s, outputs[report_output(fmt)]).decode())
+            return RenderedResult(tag, st.blobs.get(s, outputs[report_output(fmt)]))
         content = outputs.get(REPORT)
         stored = st.blobs.get(s, content if content is not None else sha256)
     if content is not None:  # built by the worker, not typeset in this format
