@@ -18,6 +18,7 @@ import numpy as np
 
 from evaluation.meta.bootstrap import bootstrap_indices, discriminative_power
 from evaluation.meta.correlation import correlation_matrix
+from evaluation.meta.names import CORRELATIONS, METHOD_NAMES
 from evaluation.meta.preferences import measure_labels, preference_agreement
 from evaluation.meta.robustness import robustness
 from evaluation.meta.scenarios import SCENARIOS, scenario_table
@@ -31,7 +32,6 @@ from evaluation.sources import Sources
 #: ``progress(stage, fraction)``, as in ``evaluation.pipeline``
 Progress = Callable[[str, float], None]
 CORRECTIONS = ("holm", "bonferroni", "bh", "none")
-CORRELATIONS = ("tau_a", "tau_b", "tau_ap", "tau_ap_sym")
 #: the largest number of triplets per topic a robustness curve samples
 MAX_TRIPLETS = 100_000
 
@@ -210,6 +210,8 @@ METHODS: dict[str, Method] = {
                 SIMULATION_SEED), _robustness, needs_inputs=True),
     )
 }
+
+assert tuple(METHODS) == METHOD_NAMES, "evaluation.meta.names.METHOD_NAMES lists every method, in order"
 
 
 def options_for(method: str, given: Mapping[str, Any]) -> dict[str, Any]:

@@ -42,9 +42,18 @@ def asl_curves(doc: Mapping[str, Any], fmt: str = "png") -> bytes:
     return _save(plt, fig, fmt)
 
 
+#: a score-distribution plot draws at most this many measures (the first ones): one panel each, and a panel of
+#: 100 runs is already a large image (200 panels would take minutes and gigabytes to draw)
+MAX_PLOTTED_MEASURES = 8
+
+
 def score_distributions(table: ScoreTable, fmt: str = "png") -> bytes:
-    """Per measure, a box plot of each run's per-topic scores."""
+    """Per measure (the first ``MAX_PLOTTED_MEASURES``), a box plot of each run's per-topic scores."""
     plt = _pyplot()
+    shown = ""
+    if len(table.measures) > MAX_PLOTTED_MEASURES:
+        shown = f", the first {MAX_PLOTTED_MEASURES} of {len(table.measures)} measures"
+        table = table.select(list(table.measures[:MAX_PLOTTED_MEASURES]))
     n = len(table.measures)
     fig, axes = plt.subplots(n, 1, figsize=(max(6, 0.6 * len(table.runs) + 2), 2.8 * n), dpi=110, squeeze=False)
     for i, measure in enumerate(table.measures):
@@ -52,7 +61,7 @@ def score_distributions(table: ScoreTable, fmt: str = "png") -> bytes:
         ax.boxplot([row for row in table.values[i]], showmeans=True)
         ax.set_xticks(range(1, len(table.runs) + 1), table.runs, rotation=30, ha="right", fontsize="small")
         ax.set_ylabel(measure)
-    fig.suptitle(f"per-topic scores ({len(table.topics)} topics)")
+    fig.suptitle(f"per-topic scores ({len(table.topics)} topics{shown})")
     return _save(plt, fig, fmt)
 
 

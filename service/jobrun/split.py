@@ -34,13 +34,15 @@ from evalserve.service.core.config import Settings
 from evalserve.service.core.problem_codes import ProblemCode
 from evalserve.service.inputs.collection_files import collection_files
 from evalserve.service.jobrun.context import WorkerContext
+from evalserve.service.jobrun.kinds import RUNS
 from evalserve.service.jobrun.lease import Lease, Stop, worker_name
 from evalserve.service.jobrun.outcomes import announce, failure, time_limit_error
+from evalserve.service.jobrun.outputs import store_outputs
 from evalserve.service.jobrun.stored_runs import StoredRuns
 from evalserve.service.jobs import callbacks
 from evalserve.service.jobs import lifecycle as jobs
 from evalserve.service.jobs import parts as job_parts
-from evalserve.service.jobs.kinds import EvaluationRequest
+from evalserve.service.jobs.kinds import KINDS, JobKind
 from evalserve.service.store.models import Collection, JobState
 from evaluation.pipeline import NothingScored, check_run_names, load_inputs, run_evaluation
 from evaluation.problems import InputError, Problem
@@ -48,6 +50,12 @@ from evaluation.report import Report
 from evaluation.sources import Inputs
 
 log = logging.getLogger(__name__)
+
+def runs_of(kind: JobKind, request: dict[str, Any]) -> tuple[str, ...]:
+    """The runs of a job of a kind that splits (``kind.splits``: its parsed request has ``runs``)."""
+    parsed: Any = kind.parse(request)
+    return tuple(parsed.runs)
+
 
 def split_into(settings: Settings, n_runs: int) -> int:
     """How many parts a job of ``n_runs`` runs is split into: parts of at least ``EVALSERVE_SPLIT_RUNS`` runs,
@@ -71,7 +79,7 @@ def slices(runs: Sequence[str], n_parts: int) -> list[list[str]]:
 def coordinate(ctx: WorkerContext, claim: jobs.Claim) -> str:
     """Split a claimed job into parts and publish them (an earlier attempt's parts are reused, and merged at
     once if they are all final); returns what happened."""
-    runs = list(EvaluationRequest.from_json(claim.request).runs)
+    runs = list(runs_of(KINDS[claim.kind], claim.request))
     job_parts.create(ctx.db, claim.job_id, slices(runs, split_into(ctx.settings, len(runs))))
     pending = job_parts.unfinished(ctx.db, claim.job_id)
     if not pending:
@@ -169,10 +177,13 @@ def merge_and_finish(ctx: WorkerContext, claim: jobs.Claim) -> str:
             if "error" in merged:
                 state, done = JobState.FAILED, jobs.finish(ctx.db, claim, JobState.FAILED, error=merged["error"])
             else:
-                with ctx.db.unit_of_work() as unit:  # the merged result and the outcome: one transaction
+                kind = KINDS[claim.kind]
+                outputs = store_outputs(ctx, kind, RUNS[kind.name].outputs, merged["document"],
+                                        kind.parse(claim.request))
+                with ctx.db.unit_of_work() as unit:  # the merged result, its outputs and the outcome: one transaction
                     sha = ctx.blobs.put(unit.session, json.dumps(merged["document"], separators=(",", ":")).encode())
                     state, done = JobState.SUCCEEDED, jobs.finish_in(unit.session, claim, JobState.SUCCEEDED,
-                                                                     result_sha256=sha)
+                                                                     result_sha256=sha, outputs=outputs)
         except OperationalError:
             jobs.release(ctx.db, claim, "database unavailable")
             raise
@@ -197,7 +208,7 @@ def _failed(error: dict[str, Any] | None) -> dict[str, Any]:
 def _evaluate_part(ctx: WorkerContext, claim: job_parts.PartClaim, lease: Lease,
                    time_limit_errors: tuple[type[BaseException], ...]) -> dict[str, Any]:
     """A part's outcome: what it read (files and problems) and either its partial report or its error."""
-    request = EvaluationRequest.from_json(claim.request)
+    request: Any = KINDS[claim.kind].parse(claim.request)  # a kind that splits: runs, measures, ties, topics
     outcome = _failed(None)
     lease.progress("reading judgments", 0.0)
     with ctx.db.session() as s:

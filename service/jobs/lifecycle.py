@@ -8,6 +8,7 @@ holder. The broker message is just a wake-up call: publishing it twice is harmle
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
@@ -18,7 +19,7 @@ from sqlalchemy.orm import Session
 from evalserve.service.core.problem_codes import ProblemCode
 from evalserve.service.jobs.kinds import JobKindName
 from evalserve.service.store.db import Database
-from evalserve.service.store.models import FINAL_STATES, Job, JobState, utcnow
+from evalserve.service.store.models import FINAL_STATES, Job, JobOutput, JobState, utcnow
 
 
 @dataclass(frozen=True)
@@ -94,16 +95,17 @@ def heartbeat(db: Database, claim_: Claim, lease_seconds: float, stage: str | No
 
 
 def finish(db: Database, claim_: Claim, state: str, *, result_sha256: str | None = None,
-           error: dict[str, Any] | None = None) -> bool:
+           error: dict[str, Any] | None = None, outputs: Mapping[str, str] | None = None) -> bool:
     """Record the outcome; only the lease holder can, and only once."""
     with db.session() as s:
-        return finish_in(s, claim_, state, result_sha256=result_sha256, error=error)
+        return finish_in(s, claim_, state, result_sha256=result_sha256, error=error, outputs=outputs)
 
 
 def finish_in(s: Session, claim_: Claim, state: str, *, result_sha256: str | None = None,
-              error: dict[str, Any] | None = None) -> bool:
-    """``finish`` in the caller's session (a worker's last unit of work for a claim: the result blob and the
-    outcome committed together)."""
+              error: dict[str, Any] | None = None, outputs: Mapping[str, str] | None = None) -> bool:
+    """``finish`` in the caller's session (a worker's last unit of work for a claim: the result blob, the blobs
+    built from it and the outcome committed together). ``outputs``: those blobs (name -> sha256, ``JobOutput``),
+    recorded only if the outcome is, so a succeeded job always has them."""
     assert state in FINAL_STATES
     now = utcnow()
     values: dict[str, Any] = {"state": state, "stage": state, "finished_at": now, "updated_at": now,
@@ -111,6 +113,8 @@ def finish_in(s: Session, claim_: Claim, state: str, *, result_sha256: str | Non
     if state == JobState.SUCCEEDED:
         values["progress"] = 1.0
     done = s.execute(_update_jobs().where(_held(claim_)).values(**values))
+    if _changed(done) == 1 and outputs:
+        s.add_all(JobOutput(job_id=claim_.job_id, name=name, blob_sha256=sha) for name, sha in outputs.items())
     return _changed(done) == 1
 
 

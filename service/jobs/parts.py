@@ -39,6 +39,7 @@ class PartClaim:
     collection_id: str
     request: dict[str, Any]
     job_started_at: datetime | None = None
+    kind: str = "evaluation"
 
     def job_seconds(self) -> float:
         """How long the job has been running (its time limit covers all its parts)."""
@@ -117,7 +118,7 @@ def claim(db: Database, job_id: str, index: int, worker: str, lease_seconds: flo
         if jobs._changed(taken) != 1:
             return "skipped"
         return PartClaim(job_id, index, worker, part.attempts + 1, list(part.runs), job.collection_id,
-                         dict(job.request), job.started_at)
+                         dict(job.request), job.started_at, job.kind)
 
 
 def heartbeat(db: Database, claim_: PartClaim, lease_seconds: float, stage: str | None = None,

@@ -1,7 +1,8 @@
 """A caller's jobs as the ``/v1/jobs`` routes show them: a page of them, one job (its document), cancelling one,
-its result in a format and its plot. Flask-free: the caller's token is passed in, refusals are
-:class:`~core.errors.ServiceError`, and each function takes the request's database session (``job_now``, a
-long-poll's next look, opens its own: it must see the job as committed now, not as the request first read it)."""
+its result in a format and its plot (streamed or typeset from what its worker stored: nothing is computed here).
+Flask-free: the caller's token is passed in, refusals are :class:`~core.errors.ServiceError`, and each function
+takes the request's database session (``job_now``, a long-poll's next look, opens its own: it must see the job as
+committed now, not as the request first read it)."""
 
 from __future__ import annotations
 
@@ -20,14 +21,15 @@ from evalserve.service.core.paging import page_of
 from evalserve.service.core.problem_codes import EngineCode, ProblemCode
 from evalserve.service.core.state import ServiceState
 from evalserve.service.jobs import callbacks
-from evalserve.service.jobs.document import job_document
-from evalserve.service.jobs.kinds import KINDS, NoPlot
+from evalserve.service.jobs.document import flat_fields, job_document
+from evalserve.service.jobs.kinds import KINDS, NO_PLOT, REPORT, NoPlot, plot_output, report_output
 from evalserve.service.jobs.lifecycle import cancel_in
 from evalserve.service.store.db import savepoint
-from evalserve.service.store.models import Job, JobState, Token
+from evalserve.service.store.models import Job, JobOutput, JobState, Token
 from evalserve.service.store.unit_of_work import after_commit
 from evalserve.service.webhooks.delivery import publish_deliveries
 from evaluation.problems import InputError
+from evaluation.side_registry import OnDemand
 
 log = logging.getLogger(__name__)
 
@@ -77,10 +79,11 @@ def _record_callback(s: Session, job: Job) -> str | None:
 
 @dataclass(frozen=True)
 class RenderedResult:
-    """A succeeded job's result in one format, and its ETag; ``text`` is None when the client has it already."""
+    """A succeeded job's result in one format, and its ETag; ``text`` is None when the client has it already (bytes:
+    as its worker stored it, UTF-8)."""
 
     tag: str
-    text: str | None
+    text: str | bytes | None
 
 
 def _succeeded(job: Job, *, with_error: bool) -> str:
@@ -93,34 +96,68 @@ def _succeeded(job: Job, *, with_error: bool) -> str:
     return job.result_sha256
 
 
+def _outputs(s: Session, job_id: str) -> dict[str, str]:
+    """What the job's worker built from its result (name -> blob); none for a job that succeeded before 0011."""
+    rows = s.execute(select(JobOutput.name, JobOutput.blob_sha256).where(JobOutput.job_id == job_id))
+    return {name: sha for name, sha in rows}
+
+
 def job_result(s: Session, st: ServiceState, token: Token, job_id: str, fmt: str, per_topic: bool | None,
                known: set[str]) -> RenderedResult:
     """The caller's succeeded job's result in ``fmt`` (per-topic rows as asked, else as the job asked); a result
-    never changes, so a client that names its tag in ``known`` gets the tag alone."""
+    never changes, so a client that names its tag in ``known`` gets the tag alone. A report (``kind.reports``) is
+    streamed as its worker typeset it (or typeset from the content it stored), computing nothing here; only a
+    job that succeeded before its worker stored outputs has its report built now (and not stored)."""
     job = visible_row(s, Job, job_id, "job", token)
     sha256 = _succeeded(job, with_error=True)
     kind = KINDS[job.kind]
-    shown_per_topic = kind.parse(job.request).fields()["per_topic"] if per_topic is None else per_topic
+    shown_per_topic = flat_fields(kind.parse(job.request))["per_topic"] if per_topic is None else per_topic
     tag = etag_of("result", sha256, fmt, shown_per_topic)
     if matches(tag, known):
         return RenderedResult(tag, None)
-    document = json.loads(st.blobs.get(s, sha256))
     if fmt not in kind.formats:
         raise ServiceError(422, ProblemCode.FORMAT_NOT_AVAILABLE, kind.formats_message)
+    outputs = _outputs(s, job.id) if fmt in kind.reports else {}
+    if report_output(fmt) in outputs:  # typeset by the worker
+        return RenderedResult(tag, st.blobs.get(s, outputs[report_output(fmt)]))
+    content = outputs.get(REPORT)
+    stored = st.blobs.get(s, content if content is not None else sha256)
+    if content is not None:  # built by the worker, not typeset in this format
+        return RenderedResult(tag, typeset(json.loads(stored), fmt))
+    document = json.loads(stored)
+    if fmt in kind.reports:  # succeeded before outputs were stored: built on demand, as before
+        log.info("job %s has no stored report: building it in the API", job.id)
+        report: str = OnDemand("evaluation.reports", "render_report")(document, fmt)
+        return RenderedResult(tag, report)
     return RenderedResult(tag, kind.render(document, fmt, shown_per_topic))
 
 
+def typeset(content: dict[str, Any], fmt: str) -> str:
+    """Stored report content in ``fmt``: formatting only (``evaluation.reports.render``)."""
+    from evaluation.reports import ReportContent, render  # no numpy, scipy or axioms: the model and typesetting
+
+    return render(ReportContent.from_json(content), fmt)
+
+
 def job_plot(s: Session, st: ServiceState, token: Token, job_id: str, fmt: str) -> bytes:
-    """A plot of the caller's succeeded job (``png`` or ``svg``), or a 422 when its kind draws none."""
+    """A plot of the caller's succeeded job (``png`` or ``svg``) as its worker drew it, or a 422 when its kind
+    draws none. Only a job that succeeded before its worker stored outputs is drawn now (and not stored)."""
     job = visible_row(s, Job, job_id, "job", token)
-    document = json.loads(st.blobs.get(s, _succeeded(job, with_error=False)))
+    sha256 = _succeeded(job, with_error=False)
     kind = KINDS[job.kind]
+    if kind.plot is None:
+        raise ServiceError(422, ProblemCode.PLOT_UNAVAILABLE, f"a {kind.name} job has no plot")
+    outputs = _outputs(s, job.id)
+    if plot_output(fmt) in outputs:
+        return st.blobs.get(s, outputs[plot_output(fmt)])
+    if NO_PLOT in outputs:  # the worker's refusal: ours (plot-unavailable) or the engine's problem code
+        why = json.loads(st.blobs.get(s, outputs[NO_PLOT]))
+        raise ServiceError(422, EngineCode(why["code"]), why["detail"])
+    document = json.loads(st.blobs.get(s, sha256))
+    log.info("job %s has no stored plot: drawing it in the API", job.id)
     try:
-        if kind.plot is None:
-            raise NoPlot(f"a {kind.name} job has no plot")
-        image: bytes = kind.plot(document, kind.parse(job.request), fmt)
+        return kind.plot(document, kind.parse(job.request), fmt)
     except NoPlot as exc:
         raise ServiceError(422, ProblemCode.PLOT_UNAVAILABLE, str(exc)) from None
     except InputError as exc:
         raise ServiceError(422, EngineCode(exc.problems[0].code), exc.problems[0].message) from None
-    return image

@@ -20,7 +20,6 @@ from evalserve.service.store.models import Collection, Job, JobState, RunRecord,
 from evalserve.service.webhooks import targets as webhook_targets
 from evaluation.measures.names import expand_name
 from evaluation.measures.registry import default_registry
-from evaluation.meta.methods import METHODS, options_for
 from evaluation.problems import EvaluationError, MeasureError
 
 
@@ -150,6 +149,8 @@ def _check_measures_and_runs(measures: list[str], files: list[tuple[str, bytes]]
 def submit_meta_evaluation(s: Session, st: ServiceState, owner_id: str, admin: bool, body: dict[str, Any]) -> Job:
     """Add a queued meta-evaluation job to the session (published once it is committed): of a succeeded evaluation
     job's results, or of runs to evaluate first."""
+    from evaluation.meta.methods import METHODS, options_for  # every method and NumPy: loaded on the first one
+
     try:
         options = options_for(body["method"], body.get("options") or {})
     except EvaluationError as exc:  # MetaOptionError: invalid-meta-request

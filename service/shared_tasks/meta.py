@@ -20,7 +20,6 @@ from evalserve.service.core.problem_codes import ProblemCode
 from evalserve.service.shared_tasks.leaderboard import Candidate, candidates, judgments_version, phase_named, shown
 from evalserve.service.store.blobs import BlobStore
 from evalserve.service.store.models import Task, as_utc, utcnow
-from evaluation.meta.methods import run_method
 from evaluation.meta.table import ScoreTable
 from evaluation.problems import InputError
 
@@ -33,6 +32,8 @@ def task_meta(s: Session, blobs: BlobStore, task: Task, *, phase_name: str | Non
               at: datetime | None = None) -> dict[str, Any]:
     """The meta-evaluation document of a task's phase (default: the open or last one) at a judgments version
     (default: the current one): the runs meta-evaluated and one ``run_method`` document per method."""
+    from evaluation.meta.methods import run_method  # every method and NumPy: loaded on the first request
+
     at = at or utcnow()
     chosen = {**DEFAULT_OPTIONS, **(options or {})}
     version = judgments_version(task, version)

@@ -189,6 +189,18 @@ class Job(Base):
     __table_args__ = (Index("ix_jobs_state_enqueued", "state", "enqueued_at"),)
 
 
+class JobOutput(Base):
+    """What a job's worker built from its result beside the result document, for the API to stream or typeset
+    without computing (``jobrun.kinds``): ``report`` (the report content, JSON), ``plot.png``, ``plot.svg``,
+    ``plot.unavailable`` (why the job has no plot). Written with the job's success, in one transaction; a job that
+    succeeded before migration 0011 has none."""
+
+    __tablename__ = "job_outputs"
+    job_id: Mapped[str] = mapped_column(ForeignKey("jobs.id"), primary_key=True)
+    name: Mapped[str] = mapped_column(String(40), primary_key=True)
+    blob_sha256: Mapped[str] = mapped_column(ForeignKey("blobs.sha256"))
+
+
 class IdempotencyRecord(Base):
     """The response given to a POST with an ``Idempotency-Key``, replayed for a retry of the same request."""
 

@@ -35,6 +35,7 @@ from evalserve.service.web.problems import (
 )
 from evalserve.service.web.ratelimits import install_rate_limits
 from evalserve.service.web.request_guard import LimitedRequest, refuse_deep_json
+from evalserve.service.web.schemas import REQUEST_SCHEMAS, request_schema_name
 from evaluation.report import engine_version
 
 log = logging.getLogger(__name__)
@@ -134,6 +135,8 @@ def create_app(settings: Settings | None = None, *, migrate: bool = False) -> Fl
     install_rate_limits(app, settings)  # before the other checks: a caller over the limit costs little
     app.before_request(refuse_deep_json)
     api = ProblemApi(app)
+    for kind, schema in REQUEST_SCHEMAS.items():  # the job document's request: one of these (JobSchema)
+        api.spec.components.schema(request_schema_name(kind), schema=schema)
     for blueprint in BLUEPRINTS:
         api.register_blueprint(blueprint)
     app.register_blueprint(swagger_ui.blp)  # not in the OpenAPI document: pages, not API

@@ -8,10 +8,10 @@ import marshmallow as ma
 from flask_smorest.fields import Upload
 
 from evalserve.service.core.longpoll import MAX_WAIT_SECONDS
-from evalserve.service.jobs.kinds import KINDS
+from evalserve.service.jobs.kinds import EVALUATION, KINDS, META
 from evalserve.service.store.models import JOB_STATES, as_utc
 from evaluation.judged_ranking import TOPIC_POLICIES
-from evaluation.meta.methods import METHODS
+from evaluation.meta.names import METHOD_NAMES
 from evaluation.pipeline import QrelsFormat, RunFormat
 from evaluation.ranking import TIE_POLICIES
 from evaluation.result_formats import ResultFormat
@@ -181,7 +181,7 @@ class EvaluationRequestSchema(_EvaluationOptions):
 
 
 class MetaEvaluationRequestSchema(ma.Schema):
-    method = ma.fields.String(required=True, validate=V.OneOf(tuple(METHODS)),
+    method = ma.fields.String(required=True, validate=V.OneOf(METHOD_NAMES),
                               metadata={"description": "unanimity, discriminative-power, significance, correlation,"
                                         " preference-agreement, scenarios or robustness (these two evaluate"
                                         " perturbed judgments and runs: an evaluation job's are evaluated again)"})
@@ -217,21 +217,64 @@ class SubmissionFilesSchema(ma.Schema):
     run = Upload(required=True, metadata={"description": "one or more run files (repeat the field)"})
 
 
+class EvaluationJobRequestSchema(ma.Schema):
+    """An evaluation job's request (``kind: evaluation``), as stored."""
+
+    runs = ma.fields.List(ma.fields.String(), required=True, metadata={"description": "run ids, in order"})
+    measures = ma.fields.List(ma.fields.String(), required=True)
+    ties = ma.fields.String(required=True, validate=V.OneOf(TIE_POLICIES))
+    topics = ma.fields.String(required=True, validate=V.OneOf(TOPIC_POLICIES))
+    per_topic = ma.fields.Boolean(required=True)
+    task = ma.fields.String(metadata={"description": "a shared task's submission: its task"})
+    submission = ma.fields.String(metadata={"description": "a shared task's submission: its id"})
+    version = ma.fields.Integer(metadata={"description": "a shared task's submission: the judgments version"})
+
+
+class MetaJobRequestSchema(ma.Schema):
+    """A meta-evaluation job's request (``kind: meta``), as stored: ``evaluation`` (and a subset of its
+    ``measures``), or ``runs`` evaluated first with ``measures``, ``ties`` and ``topics``."""
+
+    method = ma.fields.String(required=True, validate=V.OneOf(METHOD_NAMES))
+    options = ma.fields.Dict(required=True, metadata={
+        "description": "the method's options, as checked (defaults filled in)"})
+    evaluation = ma.fields.String(metadata={"description": "the evaluation job meta-evaluated"})
+    runs = ma.fields.List(ma.fields.String())
+    measures = ma.fields.List(ma.fields.String())
+    ties = ma.fields.String(validate=V.OneOf(TIE_POLICIES))
+    topics = ma.fields.String(validate=V.OneOf(TOPIC_POLICIES))
+
+
+#: each job kind's request as the job document's ``request`` shows it (a test checks every kind has one)
+REQUEST_SCHEMAS: dict[str, type[ma.Schema]] = {EVALUATION: EvaluationJobRequestSchema, META: MetaJobRequestSchema}
+
+
+def request_schema_name(kind: str) -> str:
+    """The OpenAPI component of a kind's request schema (``app.create_app`` registers them)."""
+    return REQUEST_SCHEMAS[kind].__name__.removesuffix("Schema")
+
+
+def _deprecated(description: str) -> dict[str, Any]:
+    return {"description": f"deprecated: read request (kind's own fields); {description}", "deprecated": True}
+
+
 class JobSchema(ma.Schema):
     id = ma.fields.String()
     kind = ma.fields.String(validate=V.OneOf(tuple(KINDS)))
-    method = ma.fields.String(allow_none=True, metadata={"description": "meta-evaluation method (meta jobs)"})
-    evaluation = ma.fields.String(allow_none=True, metadata={"description": "the evaluation job meta-evaluated"})
+    request = ma.fields.Dict(metadata={
+        "description": "the job's request as its kind stores it: one schema per kind (see kind)",
+        "oneOf": [{"$ref": f"#/components/schemas/{request_schema_name(k)}"} for k in REQUEST_SCHEMAS]})
+    method = ma.fields.String(allow_none=True, metadata=_deprecated("meta-evaluation method (meta jobs)"))
+    evaluation = ma.fields.String(allow_none=True, metadata=_deprecated("the evaluation job meta-evaluated"))
     state = ma.fields.String(validate=V.OneOf(JOB_STATES))
     stage = ma.fields.String()
     progress = ma.fields.Float(metadata={"description": "fraction done, 0 to 1"})
     attempts = ma.fields.Integer()
     collection = ma.fields.String()
-    runs = ma.fields.List(ma.fields.String())
-    measures = ma.fields.List(ma.fields.String())
-    ties = ma.fields.String()
-    topics = ma.fields.String()
-    per_topic = ma.fields.Boolean()
+    runs = ma.fields.List(ma.fields.String(), metadata=_deprecated("the runs evaluated"))
+    measures = ma.fields.List(ma.fields.String(), metadata=_deprecated("the measures"))
+    ties = ma.fields.String(metadata=_deprecated("tie policy"))
+    topics = ma.fields.String(metadata=_deprecated("topic policy"))
+    per_topic = ma.fields.Boolean(metadata=_deprecated("per-topic rows by default"))
     created_at = ma.fields.DateTime()
     started_at = ma.fields.DateTime(allow_none=True)
     finished_at = ma.fields.DateTime(allow_none=True)

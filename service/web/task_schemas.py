@@ -13,7 +13,7 @@ from evalserve.service.shared_tasks.outputs import ABSENT
 from evalserve.service.store.models import JOB_STATES, RegistrationMode, SortOrder, TaskVisibility
 from evalserve.service.web.schemas import ProblemItemSchema, run_format_field
 from evaluation.judged_ranking import TOPIC_POLICIES
-from evaluation.meta.methods import CORRELATIONS
+from evaluation.meta.names import CORRELATIONS
 from evaluation.meta.significance import CORRECTIONS, TESTS
 from evaluation.pipeline import QrelsFormat
 from evaluation.ranking import TIE_POLICIES

@@ -15,8 +15,9 @@ import pytest
 
 from evalserve.service.access.tokens import create_token
 from evalserve.service.core.config import Settings
-from evalserve.service.jobrun import runner
+from evalserve.service.jobrun import kinds as worker_kinds
 from evalserve.service.jobrun.context import WorkerContext
+from evalserve.service.jobrun.kinds import RUNS, KindRun
 from evalserve.service.jobrun.runner import run_job
 from evalserve.service.jobs import kinds as job_kinds
 from evalserve.service.jobs.kinds import KINDS, EvaluationRequest, JobKind, MetaRequest
@@ -61,7 +62,7 @@ def toy_kind(monkeypatch: pytest.MonkeyPatch) -> Iterator[JobKind]:
                    lambda document, fmt, per_topic: json.dumps(document),
                    "a count result is json")
     monkeypatch.setitem(job_kinds.KINDS, "count", kind)
-    monkeypatch.setitem(runner.RUNS, "count", count_runs)
+    monkeypatch.setitem(worker_kinds.RUNS, "count", KindRun(count_runs))
     yield kind
 
 
@@ -92,3 +93,10 @@ def test_a_new_job_kind_is_one_table_entry_and_one_function(tmp_path: Path, toy_
     no_plot = http.get(f"/v1/jobs/{job_id}/plot", headers=auth)
     assert no_plot.status_code == 422 and no_plot.json["code"] == "plot-unavailable"
     st.db.dispose()
+
+
+def test_every_kind_has_a_run_an_output_builder_and_a_request_schema() -> None:
+    from evalserve.service.web.schemas import REQUEST_SCHEMAS
+
+    assert set(RUNS) == set(KINDS) == set(REQUEST_SCHEMAS)
+    assert all(callable(RUNS[name].run) and callable(RUNS[name].outputs) for name in KINDS)

@@ -133,6 +133,19 @@ def test_a_split_job_gives_the_document_of_one_worker_and_of_the_cli(
     assert list(document["runs"]) == [p.name for p in runs]
     assert document["meta"]["warnings"], "the runs' warnings are merged too"
     assert run_job(split.ctx, job_id) == "skipped" and split.run_parts(job_id) == ["skipped"] * 4
+    assert outputs_of(split, job_id) == outputs_of(one, whole), "the merge stores the same report and plots"
+
+
+def outputs_of(d: Deployment, job_id: str) -> list[str]:
+    """The names of what the worker built from the job's result (``job_outputs``)."""
+    from sqlalchemy import select
+
+    from evalserve.service.store.models import JobOutput
+
+    with d.ctx.db.session() as s:
+        names = sorted(s.execute(select(JobOutput.name).where(JobOutput.job_id == job_id)).scalars())
+    assert "report" in names and "plot.png" in names
+    return names
 
 
 def test_a_part_whose_worker_died_is_run_again(tmp_path: Path, qrels: bytes, runs: list[Path]) -> None:
