@@ -9,6 +9,7 @@ import logging
 from collections.abc import Callable
 from typing import Any
 
+from evalserve.service.core.problem_codes import ProblemCode
 from evalserve.service.jobrun.context import WorkerContext
 from evalserve.service.jobs.kinds import (
     NO_PLOT,
@@ -47,7 +48,7 @@ def plots(kind: JobKind, document: dict[str, Any], request: JobRequest) -> dict[
     try:
         return {plot_output(fmt): kind.plot(document, request, fmt) for fmt in PLOT_FORMATS}
     except NoPlot as exc:
-        why = {"code": "plot-unavailable", "detail": str(exc)}
+        why = {"code": ProblemCode.PLOT_UNAVAILABLE, "detail": str(exc)}
     except InputError as exc:  # matplotlib missing on the worker
         why = {"code": exc.problems[0].code, "detail": exc.problems[0].message}
     return {NO_PLOT: json.dumps(why).encode()}
