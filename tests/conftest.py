@@ -45,3 +45,15 @@ def shared_file(shared_data: Path):  # type: ignore[no-untyped-def]
         return path
 
     return locate
+
+
+@pytest.fixture(scope="session")
+def oracles():  # type: ignore[no-untyped-def]
+    """The real trec_eval 10.0, ndeval and gdeval, built from ``../shared/oracles`` (tests/oracle_tools.py);
+    skips, saying why, where they cannot be built."""
+    from tests.oracle_tools import OracleUnavailable, oracle_tools
+
+    try:
+        return oracle_tools()
+    except OracleUnavailable as exc:
+        pytest.skip(str(exc))
