@@ -77,5 +77,6 @@ def oracle_tools() -> Oracles:
                 shutil.rmtree(build, ignore_errors=True)
         except subprocess.CalledProcessError as exc:
             shutil.rmtree(build, ignore_errors=True)
-            raise OracleUnavailable(f"building the reference tools failed: {exc.stderr.decode(errors='replace')}")
+            reason = exc.stderr.decode(errors="replace")
+            raise OracleUnavailable(f"building the reference tools failed: {reason}") from exc
     return Oracles(trec_eval=te_bin, ndeval=nd_bin, gdeval=(perl, str(home / "gdeval.pl")))
