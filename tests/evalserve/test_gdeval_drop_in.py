@@ -70,43 +70,57 @@ def test_as_a_process(oracles, shared_data: Path) -> None:
 DOCNOS = ["d1", "d2", "d10", "d9", "D5", "doc-3", "x#y", "clueweb09-en0000-00-00001", "a", "ab", "b"]
 
 
+def draw_run(draw: st.DrawFn, topics: list[int]) -> str:
+    """A run on some of ``topics`` (always the first): tied scores spelled several ways, unjudged and odd
+    docnos, topic prefixes, tabs, CRLF, extra fields, the tag of its last line differing."""
+    lines = []
+    for i, topic in enumerate(topics):
+        if i and not draw(st.booleans()):
+            continue
+        spelled = draw(st.sampled_from([str(topic), f"wt10-{topic}"]))
+        for rank, doc in enumerate(draw(st.lists(st.sampled_from(DOCNOS), min_size=1, max_size=12, unique=True))):
+            score = draw(st.sampled_from(["1", "1.0", "2.5", "-0.5", "1e0", "0", "3", "-2", "2x"]))
+            sep = draw(st.sampled_from([" ", "\t"]))
+            extra = draw(st.sampled_from(["", "", " extra"]))
+            tag = draw(st.sampled_from(["tagA", "tagA", "tagB"]))
+            lines.append(sep.join([spelled, "Q0", doc, str(rank), score, tag]) + extra)
+    end = draw(st.sampled_from(["\n", "\r\n"]))
+    return "".join(line + end for line in draw(st.permutations(lines)))
+
+
 @st.composite
-def inputs(draw: st.DrawFn) -> tuple[bytes, bytes, list[str]]:
-    """(qrels, run, options): a few topics, some only in one file, some without a relevant document; grades -2
-    to 4; runs with tied scores spelled several ways, unjudged and odd docnos, topic prefixes, tabs, CRLF and
-    extra fields."""
+def inputs(draw: st.DrawFn) -> tuple[bytes, bytes, bytes | None, list[str]]:
+    """(qrels, run, baseline run or None, options): a few topics, some only in one file, some without a
+    relevant document; grades -2 to 4."""
     topics = draw(st.lists(st.integers(1, 30), min_size=1, max_size=4, unique=True))
-    qrels, run = [], []
+    qrels = []
     for i, topic in enumerate(topics):
         if i == 0 or draw(st.booleans()):
             for doc in draw(st.lists(st.sampled_from(DOCNOS), min_size=1, max_size=8, unique=True)):
                 qrels.append(f"{draw(st.sampled_from([str(topic), f'wt10-{topic}']))} 0 {doc}"
                              f" {draw(st.sampled_from([-2, 0, 0, 1, 1, 2, 3, 4]))}")
-        if i == 0 or draw(st.booleans()):
-            spelled = draw(st.sampled_from([str(topic), f"wt10-{topic}"]))
-            for rank, doc in enumerate(draw(st.lists(st.sampled_from(DOCNOS), min_size=1, max_size=12,
-                                                     unique=True))):
-                score = draw(st.sampled_from(["1", "1.0", "2.5", "-0.5", "1e0", "0", "3", "-2"]))
-                sep = draw(st.sampled_from([" ", "\t"]))
-                extra = draw(st.sampled_from(["", "", " extra"]))
-                tag = draw(st.sampled_from(["tagA", "tagA", "tagB"]))
-                run.append(sep.join([spelled, "Q0", doc, str(rank), score, tag]) + extra)
-    run = draw(st.permutations(run))
-    end = draw(st.sampled_from(["\n", "\r\n"]))
+    run = draw_run(draw, topics)
+    baseline = draw_run(draw, draw(st.permutations(topics))) if draw(st.integers(0, 3)) == 0 else None
     options: list[str] = []
     if draw(st.booleans()):
         options.append("-c")
     if draw(st.booleans()):
         options += ["-k", str(draw(st.sampled_from([1, 2, 3, 5, 10])))]
-    return "".join(q + "\n" for q in qrels).encode(), "".join(r + end for r in run).encode(), options
+    if baseline is not None and draw(st.booleans()):
+        options += ["-riskAlpha", draw(st.sampled_from(["0", "1.0", "2"]))]
+    qrels_text = "".join(q + "\n" for q in qrels).encode()
+    return qrels_text, run.encode(), None if baseline is None else baseline.encode(), options
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(case=inputs())
 def test_generated_inputs_byte_for_byte(oracles, tmp_path: Path, capsysbinary, case) -> None:
-    qrels_text, run_text, options = case
+    qrels_text, run_text, baseline, options = case
     (tmp_path / "qrels").write_bytes(qrels_text)
     (tmp_path / "run").write_bytes(run_text)
+    if baseline is not None:
+        (tmp_path / "base").write_bytes(baseline)
+        options = ["-baseline", str(tmp_path / "base"), *options]
     args = [*options, str(tmp_path / "qrels"), str(tmp_path / "run")]
     expected = gdeval_pl(oracles, args)
     assert expected.returncode == 0, expected.stderr

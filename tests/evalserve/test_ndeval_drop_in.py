@@ -125,31 +125,39 @@ def test_as_a_process(oracles, shared_data: Path) -> None:
 DOCNOS = ["d1", "d2", "d10", "d9", "D5", "doc-3", "x#y", "clueweb09-en0000-00-00001", "a", "ab", "b", "z\xe9"]
 
 
+def draw_run(draw: st.DrawFn, topics: list[int], tag: str) -> str:
+    """A run on some of ``topics`` (always the first): gapped ranks in shuffled lines, tied scores, unjudged and
+    odd docnos, topic prefixes and leading zeros, tabs, CRLF and extra fields."""
+    lines = []
+    for i, topic in enumerate(topics):
+        if i and not draw(st.booleans()):
+            continue
+        shown = draw(st.lists(st.sampled_from(DOCNOS), min_size=1, max_size=12, unique=True))
+        ranks = sorted(draw(st.lists(st.integers(0, 40), min_size=len(shown), max_size=len(shown), unique=True)))
+        spelled = draw(st.sampled_from([str(topic), f"wt09-{topic}", f"{topic:03d}"]))
+        for doc, rank in zip(shown, draw(st.permutations(ranks))):
+            score = draw(st.sampled_from(["1", "2.5", "-0.5", "2.50", "1e1", "0", "3"]))
+            sep = draw(st.sampled_from([" ", "\t", "  "]))
+            extra = draw(st.sampled_from(["", "", " extra"]))
+            lines.append(sep.join([spelled, "Q0", doc, str(rank), score, tag]) + extra)
+    end = draw(st.sampled_from(["\n", "\r\n"]))
+    return "".join(line + end for line in draw(st.permutations(lines)))
+
+
 @st.composite
-def inputs(draw: st.DrawFn) -> tuple[bytes, bytes, list[str]]:
-    """(qrels, run, options): a few topics, some only in one file; judgments 0-3 on subtopics 0-4 (some
-    subtopics and topics without a relevant document); runs with gapped ranks, tied scores, unjudged and odd
-    docnos, topic prefixes and leading zeros, tabs, CRLF and extra fields."""
+def inputs(draw: st.DrawFn) -> tuple[bytes, bytes, bytes | None, list[str]]:
+    """(qrels, run, baseline run or None, options): a few topics, some only in one file; judgments 0-3 on
+    subtopics 0-4 (some subtopics and topics without a relevant document)."""
     topics = draw(st.lists(st.integers(1, 30), min_size=1, max_size=4, unique=True))
-    qrels, run = [], []
+    qrels = []
     for i, topic in enumerate(topics):
         if i == 0 or draw(st.booleans()):
             judged = draw(st.lists(st.sampled_from(DOCNOS), min_size=1, max_size=8, unique=True))
             for doc in judged:
                 for sub in draw(st.lists(st.integers(0, 4), min_size=1, max_size=3, unique=True)):
                     qrels.append(f"{topic} {sub} {doc} {draw(st.sampled_from([0, 0, 1, 1, 2, 3]))}")
-        if i == 0 or draw(st.booleans()):
-            shown = draw(st.lists(st.sampled_from(DOCNOS), min_size=1, max_size=12, unique=True))
-            ranks = sorted(draw(st.lists(st.integers(0, 40), min_size=len(shown), max_size=len(shown),
-                                         unique=True)))
-            spelled = draw(st.sampled_from([str(topic), f"wt09-{topic}", f"{topic:03d}"]))
-            for doc, rank in zip(shown, draw(st.permutations(ranks))):
-                score = draw(st.sampled_from(["1", "2.5", "-0.5", "2.50", "1e1", "0", "3"]))
-                sep = draw(st.sampled_from([" ", "\t", "  "]))
-                extra = draw(st.sampled_from(["", "", " extra"]))
-                run.append(sep.join([spelled, "Q0", doc, str(rank), score, "tag-1"]) + extra)
-    run = draw(st.permutations(run))
-    end = draw(st.sampled_from(["\n", "\r\n"]))
+    run = draw_run(draw, topics, "tag-1")
+    baseline = draw_run(draw, draw(st.permutations(topics)), "base") if draw(st.integers(0, 3)) == 0 else None
     options: list[str] = []
     if draw(st.booleans()):
         options.append("-c")
@@ -160,17 +168,21 @@ def inputs(draw: st.DrawFn) -> tuple[bytes, bytes, list[str]]:
     if draw(st.booleans()):
         options += ["-alpha", draw(st.sampled_from(["0", "0.25", "0.99"])),
                     "-beta", draw(st.sampled_from(["0.1", "1"]))]
+    if baseline is not None and draw(st.booleans()):
+        options += ["-riskAlpha", draw(st.sampled_from(["0", "1.0", "2"]))]
     qrels_text = "".join(q + "\n" for q in qrels).encode()
-    run_text = "".join(r + end for r in run).encode()
-    return qrels_text, run_text, options
+    return qrels_text, run.encode(), None if baseline is None else baseline.encode(), options
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(case=inputs())
 def test_generated_inputs_byte_for_byte(oracles, tmp_path: Path, capsysbinary, case) -> None:
-    qrels_text, run_text, options = case
+    qrels_text, run_text, baseline, options = case
     (tmp_path / "qrels").write_bytes(qrels_text)
     (tmp_path / "run").write_bytes(run_text)
+    if baseline is not None:
+        (tmp_path / "base").write_bytes(baseline)
+        options = ["-baseline", str(tmp_path / "base"), *options]
     args = [*options, str(tmp_path / "qrels"), str(tmp_path / "run")]
     expected = ndeval_c(oracles, args)
     code, out, err = ours(capsysbinary, args)
