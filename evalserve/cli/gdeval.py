@@ -25,7 +25,8 @@ def register(sub: Any) -> None:
         description="Ad hoc evaluation exactly as the TREC Web Track's gdeval.pl 1.3 does it, with its options:"
         " nDCG@k (gain 2^grade - 1) and ERR@k (grades up to 4) per run topic with a relevant document, and their"
         " amean over those topics. Qrels: 'topic 0 docno grade'; run: 'topic Q0 docno rank score tag'.",
-        epilog="example: evalserve gdeval -c -k 10 qrels.adhoc.txt my.run > my.gdeval.csv",
+        epilog="example: evalserve gdeval -c -k 10 qrels.adhoc.txt my.run > my.gdeval.csv; exit 0 when scored,"
+        " 2 for bad usage or input (every problem listed)",
     )
     p.add_argument("-h", "-help", "--help", action="help", help="show this help and exit")
     p.add_argument("-v", "-version", action=ToolVersion, line=f"gdeval: {VERSION}",

@@ -26,7 +26,8 @@ def register(sub: Any) -> None:
         " one CSV row per run topic (ERR-IA, nERR-IA, alpha-DCG, alpha-nDCG at 5, 10 and 20, NRBP, nNRBP,"
         " MAP-IA, P-IA and subtopic recall at 5, 10 and 20) and an amean row. Qrels: 'topic subtopic docno"
         " judgment'; run: 'topic Q0 docno rank score tag'.",
-        epilog="example: evalserve ndeval -c -traditional qrels-for-ndeval.txt my.run > my.ndeval.csv",
+        epilog="example: evalserve ndeval -c -traditional qrels-for-ndeval.txt my.run > my.ndeval.csv; exit 0"
+        " when scored, 2 for bad usage or input (every problem listed), 1 when no run topic is judged",
     )
     p.add_argument("-h", "-help", "--help", action="help", help="show this help and exit")
     p.add_argument("-version", action=ToolVersion, line=f"ndeval: {VERSION}",

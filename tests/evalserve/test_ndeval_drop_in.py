@@ -243,3 +243,14 @@ def test_usage_and_version(capsysbinary) -> None:
         with pytest.raises(SystemExit) as stop:
             main(["ndeval", *bad])
         assert stop.value.code == 2
+
+
+def test_no_judged_topic_exits_1_instead_of_nan_means(oracles, tmp_path: Path, capsysbinary) -> None:
+    (tmp_path / "qrels").write_text("5 1 a 1\n")
+    (tmp_path / "run").write_text("1 Q0 a 1 1 r\n")
+    args = [str(tmp_path / "qrels"), str(tmp_path / "run")]
+    assert ndeval_c(oracles, args).stdout.splitlines()[-1].count(b"-nan") == 21
+    code, out, err = ours(capsysbinary, args)
+    assert (code, out) == (1, b"") and "[no-topics-scored]" in err and "-c" in err
+    code, out, _ = ours(capsysbinary, ["-c", *args])  # over the qrels' topics the mean is 0, as ndeval's
+    assert code == 0 and out == ndeval_c(oracles, ["-c", *args]).stdout

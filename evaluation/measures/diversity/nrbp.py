@@ -100,8 +100,10 @@ def nrbp(inputs: IntentInputs, params: Mapping[str, Any], cutoff: int | None) ->
 
 
 def nnrbp(inputs: IntentInputs, params: Mapping[str, Any], cutoff: int | None) -> FloatArray:
-    run, ideal, _ = _sums(inputs, params)
-    return ratio(run, ideal)
+    run, ideal, n_slots = _sums(inputs, params)
+    # ndeval divides the run's NRBP by the ideal's, both scaled: the same rounding, so its printed digits too
+    scale = ratio(1.0 - (1.0 - params["alpha"]) * params["beta"], n_slots)
+    return np.where(scale != 0, ratio(run * scale, ideal * scale), ratio(run, ideal))
 
 
 NRBP = MeasureDef(
