@@ -23,6 +23,10 @@ class Command(NamedTuple):
 #: every subcommand, in the order ``evalserve --help`` lists them
 COMMANDS: tuple[Command, ...] = (
     Command("evaluate", "evaluate", "evaluate runs against relevance judgments", one_shot=True),
+    Command("ndeval", "ndeval", "ndeval's command line and CSV output, byte for byte (TREC Web diversity:"
+            " ERR-IA, alpha-nDCG, NRBP, MAP-IA, P-IA, subtopic recall)", one_shot=True),
+    Command("gdeval", "gdeval", "gdeval.pl's command line and CSV output, byte for byte (TREC Web ad hoc:"
+            " nDCG@k, ERR@k)", one_shot=True),
     Command("measures", "measures", "list every measure with its parameters and reference"),
     Command("meta", "meta", "meta-evaluation: unanimity, discriminative power, significance, correlation,"
             " preference agreement"),

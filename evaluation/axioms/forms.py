@@ -66,7 +66,7 @@ def nrbp_amigo(inputs: IntentInputs, params: Mapping[str, Any], cutoff: int | No
     gain = novelty_gain(data, alpha, satisfaction(data))
     decay = powers(beta, int(docs.rank.max(initial=1)))
     run = docs.segment_sum(gain * decay[docs.rank - 1])
-    return ratio(run * (1.0 - (1.0 - alpha) * beta), data.n_slots_per_topic())
+    return run * ratio(1.0 - (1.0 - alpha) * beta, data.n_slots_per_topic())  # ndeval's (and NRBP's) order
 
 
 NRBP_AMIGO = MeasureDef(

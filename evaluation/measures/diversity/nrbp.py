@@ -95,12 +95,15 @@ def _tail_vanishes(data: IntentRanking, greedy: RunIdeal, beta: float, partial: 
 
 def nrbp(inputs: IntentInputs, params: Mapping[str, Any], cutoff: int | None) -> FloatArray:
     run, _, n_slots = _sums(inputs, params)
-    return ratio(run * (1.0 - (1.0 - params["alpha"]) * params["beta"]), n_slots)
+    # run * (factor / |T|), in ndeval's order of operations, so the printed 6th decimal is ndeval's too
+    return run * ratio(1.0 - (1.0 - params["alpha"]) * params["beta"], n_slots)
 
 
 def nnrbp(inputs: IntentInputs, params: Mapping[str, Any], cutoff: int | None) -> FloatArray:
-    run, ideal, _ = _sums(inputs, params)
-    return ratio(run, ideal)
+    run, ideal, n_slots = _sums(inputs, params)
+    # ndeval divides the run's NRBP by the ideal's, both scaled: the same rounding, so its printed digits too
+    scale = ratio(1.0 - (1.0 - params["alpha"]) * params["beta"], n_slots)
+    return np.where(scale != 0, ratio(run * scale, ideal * scale), ratio(run, ideal))
 
 
 NRBP = MeasureDef(
