@@ -6,7 +6,9 @@ Values are taken literally (numbers, words, colon tables such as ``1:2:3``); not
 
 from __future__ import annotations
 
+import math
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from evaluation.problems import MeasureError
@@ -19,36 +21,64 @@ _NAME = re.compile(
 )
 _PARAM = re.compile(r"^\s*([A-Za-z_][A-Za-z0-9_]*)\s*=\s*([A-Za-z0-9_.+\-:]+)\s*$")
 
-#: trec_eval measure names -> our canonical spelling (``{}`` takes trec_eval's cutoff suffix).
+#: trec_eval measure names -> our canonical spelling (``{}`` takes trec_eval's cutoff suffix). The names give
+#: trec_eval 10.0's numbers (spec Appendix E: the tool whose name is typed wins): ``rbp`` is RBP with p = 0.9 and
+#: grades over the topic's highest grade, ``iprec_at_recall_r`` reaches r at relevant document lround(r * R).
 TREC_EVAL_NAMES: dict[str, str] = {
     "map": "AP",
     "gm_map": "GMAP",
     "recip_rank": "RR",
     "bpref": "Bpref",
+    "gm_bpref": "GMBpref",
     "Rprec": "Rprec",
     "ndcg": "nDCG",
+    "ndcg_rel": "nDCGRel",
+    "Rndcg": "RnDCG",
+    "binG": "BinG",
+    "G": "G",
     "infAP": "infAP",
     "num_ret": "NumRet",
     "num_rel": "NumRel",
     "num_rel_ret": "NumRelRet",
+    "num_nonrel_judged_ret": "NumNonrelJudgedRet",
     "set_P": "SetP",
     "set_recall": "SetR",
     "set_F": "SetF",
+    "set_map": "SetMAP",
+    "set_relative_P": "SetRelativeP",
+    "utility": "Utility",
+    "11pt_avg": "IPrecAvg",
+    "rbp": "RBP(p=0.9,rel=graded_topic)",
+    "rbp_resid": "RBPResid",
     "P_{}": "P@{}",
     "recall_{}": "R@{}",
     "ndcg_cut_{}": "nDCG@{}",
     "map_cut_{}": "AP@{}",
     "success_{}": "Success@{}",
-    "iprec_at_recall_{}": "IPrec(recall={})",
+    "relative_P_{}": "RelativeP@{}",
+    "unj_{}": "Unjudged@{}",
+    "iprec_at_recall_{}": "IPrec(recall={},reach=rounded)",
+    "Rprec_mult_{}": "RprecMult(mult={})",
 }
 
-#: trec_eval's own order of measures (its measure table, as in ``out.test.aq``): its ``-q`` output lists
-#: measures in this order whatever order ``-m`` gave them in; ``--format trec_eval`` does the same.
+#: trec_eval families whose suffix is a real number (the others take an integer cutoff)
+_REAL_SUFFIX = ("iprec_at_recall_{}", "Rprec_mult_{}")
+
+#: trec_eval measures whose parameters follow a dot (``-m set_F.0.5``) and which it prints with them after an
+#: underscore (``set_F_0.5``); the parameters become ours in ``_parameterised``
+_PARAMETERISED = re.compile(r"^(?P<base>set_F|utility|11pt_avg|rbp_resid|rbp)[._](?P<params>.+)$")
+
+#: trec_eval's measure table in its order (measures.c): ``-q`` output lists measures in this order whatever order
+#: ``-m`` gave them in; ``--format trec_eval`` does the same.
 TREC_EVAL_ORDER: tuple[str, ...] = (
     "runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "map", "gm_map", "Rprec", "bpref", "recip_rank",
     "iprec_at_recall", "P", "relstring", "recall", "infAP", "gm_bpref", "Rprec_mult", "utility", "11pt_avg",
-    "ndcg", "ndcg_rel", "Rndcg", "ndcg_cut", "map_cut", "relative_P", "success", "set_P", "set_relative_P",
-    "set_recall", "set_map", "set_F", "num_nonrel_judged_ret",
+    "binG", "G", "dcg", "ideal_dcg", "ndcg", "ndcg_rel", "Rndcg", "ndcg_cut", "map_cut", "relative_P", "success",
+    "set_P", "set_relative_P", "set_recall", "set_map", "set_F", "num_nonrel_judged_ret", "prefs_num_prefs_poss",
+    "prefs_num_prefs_ful", "prefs_num_prefs_ful_ret", "prefs_simp", "prefs_pair", "prefs_avgjg",
+    "prefs_avgjg_Rnonrel", "prefs_simp_ret", "prefs_pair_ret", "prefs_avgjg_ret", "prefs_avgjg_Rnonrel_ret",
+    "prefs_simp_imp", "prefs_pair_imp", "prefs_avgjg_imp", "map_avgjg", "P_avgjg", "Rprec_mult_avgjg", "yaap",
+    "rbp", "rbp_resid", "unj",
 )
 
 _DOTTED = re.compile(r"^(?P<base>[A-Za-z_]+)\.(?P<values>[0-9.]+(?:,[0-9.]+)*)$")
@@ -104,20 +134,92 @@ def expand_name(text: str) -> list[str]:
 
 
 def trec_eval_label(canonical: str) -> str | None:
-    """trec_eval's name of a measure given by its canonical name (``P@10`` -> ``P_10``), or None if trec_eval
-    has no measure with the same number (parameters other than trec_eval's defaults have none)."""
-    for pattern, target in TREC_EVAL_NAMES.items():
-        if "{}" not in pattern and target == canonical:
-            return pattern
-    cut = _CUT.match(canonical)
-    if cut:
-        for pattern, target in TREC_EVAL_NAMES.items():
-            if "{}" in pattern and target == f"{cut['name']}@{{}}":
-                return pattern.format(cut["k"])
-    iprec = _IPREC.match(canonical)
-    if iprec:
-        return f"iprec_at_recall_{float(iprec['r']):.2f}"
-    return None
+    """trec_eval 10.0's name of a measure given by its canonical name (``P@10`` -> ``P_10``, ``RBP(p=0.9,
+    rel=graded_topic)`` -> ``rbp``), or None if trec_eval has no measure with the same number. A relevance
+    threshold ``rel=N`` is trec_eval's ``-l N``, which does not change the name."""
+    match = _CANONICAL.match(canonical)
+    if not match:
+        return None
+    name, cutoff = match["name"], match["cutoff"]
+    params = dict(piece.split("=", 1) for piece in match["params"].split(",")) if match["params"] else {}
+    if name != "RBP" and params.get("rel", "").isdigit():
+        del params["rel"]  # trec_eval -l
+    if name == "Utility":
+        params.pop("docs", None)  # trec_eval -N
+    if cutoff is not None:
+        if params:
+            return None
+        return next((pattern.format(cutoff) for pattern, target in TREC_EVAL_NAMES.items()
+                     if "{}" in pattern and pattern not in _REAL_SUFFIX and target == f"{name}@{{}}"), None)
+    special = _LABELS.get(name)
+    if special is not None:
+        return special(params)
+    if params:
+        return None
+    return next((pattern for pattern, target in TREC_EVAL_NAMES.items()
+                 if "{}" not in pattern and target == name), None)
+
+
+def _rbp_label(params: dict[str, str]) -> str | None:
+    if params.get("rel") != "graded_topic" or set(params) - {"p", "rel"}:
+        return None
+    p = params.get("p", "0.8")
+    return "rbp" if float(p) == _TREC_EVAL_P else f"rbp_p={p}"
+
+
+def _utility_label(params: dict[str, str]) -> str | None:
+    if set(params) - set(_UTILITY_DEFAULTS):
+        return None
+    if not params:
+        return "utility"
+    values = [params.get(k, v) for k, v in _UTILITY_DEFAULTS.items()]
+    return "utility_" + ",".join(values)
+
+
+def _iprec_label(params: dict[str, str]) -> str | None:
+    if params.get("reach") != "rounded" or set(params) != {"recall", "reach"}:
+        return None
+    return f"iprec_at_recall_{float(params['recall']):.2f}"
+
+
+def _iprec_avg_label(params: dict[str, str]) -> str | None:
+    if set(params) - {"levels"}:
+        return None
+    return "11pt_avg" + ("_" + params["levels"].replace(":", ",") if "levels" in params else "")
+
+
+def _set_f_label(params: dict[str, str]) -> str | None:
+    if set(params) - {"beta"}:
+        return None
+    return "set_F" + (f"_{float(params['beta']) ** 2:.12g}" if "beta" in params else "")
+
+
+_TREC_EVAL_P = 0.9
+_UTILITY_DEFAULTS = {"a": "1", "b": "-1", "c": "0", "d": "0"}
+_CANONICAL = re.compile(r"^(?P<name>[A-Za-z_][A-Za-z0-9_]*)(?:\((?P<params>[^()]*)\))?(?:@(?P<cutoff>\d+))?$")
+
+
+def _rbp_resid_label(params: dict[str, str]) -> str | None:
+    if set(params) - {"p"}:
+        return None
+    p = params.get("p", str(_TREC_EVAL_P))
+    return "rbp_resid" if float(p) == _TREC_EVAL_P else f"rbp_resid_p={p}"
+
+
+def _rprec_mult_label(params: dict[str, str]) -> str | None:
+    return f"Rprec_mult_{float(params['mult']):.2f}" if set(params) == {"mult"} else None
+
+
+#: our measures whose trec_eval name depends on their parameters -> the function that names them
+_LABELS: dict[str, Callable[[dict[str, str]], str | None]] = {
+    "RBP": _rbp_label,
+    "RBPResid": _rbp_resid_label,
+    "Utility": _utility_label,
+    "IPrec": _iprec_label,
+    "IPrecAvg": _iprec_avg_label,
+    "SetF": _set_f_label,
+    "RprecMult": _rprec_mult_label,
+}
 
 
 def trec_eval_rank(label: str) -> int:
@@ -131,6 +233,9 @@ def trec_eval_rank(label: str) -> int:
 
 
 def _from_trec_eval(text: str) -> str:
+    parameterised = _PARAMETERISED.match(text)
+    if parameterised and text not in TREC_EVAL_NAMES:
+        return _parameterised(parameterised["base"], parameterised["params"], text)
     dotted = _DOTTED.match(text)
     if dotted and f"{dotted['base']}_{{}}" in TREC_EVAL_NAMES:  # trec_eval -m P.10: the same as P_10
         text = f"{dotted['base']}_{dotted['values']}"
@@ -141,8 +246,32 @@ def _from_trec_eval(text: str) -> str:
             continue
         prefix = pattern.replace("{}", "")
         rest = text[len(prefix) :]
-        if text.startswith(prefix) and (rest.isdigit() or (pattern.startswith("iprec") and _is_number(rest))):
+        if not text.startswith(prefix):
+            continue
+        if pattern in _REAL_SUFFIX and _is_number(rest):
             return target.format(rest)
+        whole = _LEADING_DIGITS.match(rest)
+        if pattern not in _REAL_SUFFIX and whole:  # trec_eval reads a cutoff as atol does: ndcg_cut.23.4 = 23
+            return target.format(whole[1])
+    return text
+
+
+_LEADING_DIGITS = re.compile(r"^([0-9]+)(?:\.[0-9]*)?$")
+
+
+def _parameterised(base: str, params: str, text: str) -> str:
+    """Our spelling of trec_eval's parameterised measures (``set_F.0.5``, ``utility.2,-1,0,0``,
+    ``11pt_avg..25,.5``, ``rbp.p=0.95``, ``rbp_resid.p=0.95``); a malformed one is left for the parser to refuse."""
+    values = params.split(",")
+    if base == "set_F" and len(values) == 1 and _is_number(values[0]) and float(values[0]) > 0:
+        return f"SetF(beta={math.sqrt(float(values[0]))!r})"
+    if base == "utility" and len(values) == 4 and all(_is_number(v) for v in values):
+        return "Utility(" + ",".join(f"{k}={v}" for k, v in zip(_UTILITY_DEFAULTS, values)) + ")"
+    if base == "11pt_avg" and all(_is_number(v) for v in values):
+        return f"IPrecAvg(levels={':'.join(values)})"
+    if base in ("rbp", "rbp_resid") and len(values) == 1 and values[0].startswith("p="):
+        p = values[0][2:]
+        return f"RBP(p={p},rel=graded_topic)" if base == "rbp" else f"RBPResid(p={p})"
     return text
 
 

@@ -1,9 +1,11 @@
 """Interpolated precision at a recall level -- ``IPrec(recall=r)`` (trec_eval ``iprec_at_recall_0.00`` ...
-``_1.00``): the highest precision reached once recall r is reached.
+``_1.00``): the highest precision reached once recall r is reached -- and its average over recall levels,
+``IPrecAvg`` (trec_eval ``11pt_avg``).
 
-trec_eval versions differ on when r is reached: 9.0.7 (pytrec_eval, the default here, ``reach=ratio``) at the
-first relevant document with C/R >= r; the current trec_eval (its test/out.test* files, ``reach=rounded``) at
-the relevant document numbered round(r * R), halves up."""
+trec_eval versions differ on when r is reached: trec_eval 9 (pytrec_eval and so ir_measures; ``reach=ratio``,
+the default of ``IPrec``) at the first relevant document with C/R >= r; trec_eval 10.0 (``reach=rounded``, what
+its name ``iprec_at_recall_r`` gives) at the relevant document numbered lround(r * R), halves away from zero
+(m_iprec_at_recall.c)."""
 
 from __future__ import annotations
 
@@ -17,20 +19,50 @@ from evaluation.measures.adhoc._shared import FAMILY, REL, TREC_EVAL, FloatArray
 from evaluation.measures.base import MeasureDef
 from evaluation.params import Param
 
+#: trec_eval's 11 standard recall levels (its default iprec_at_recall and 11pt_avg parameters)
+ELEVEN_POINTS: tuple[float, ...] = (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
 
-def interpolated_precision(data: JudgedRanking, params: Mapping[str, Any], cutoff: int | None) -> FloatArray:
-    level = params["rel"]
+
+def c_lround(x: FloatArray) -> FloatArray:
+    """C's lround for non-negative values: the nearest integer, halves away from zero (exact, unlike
+    floor(x + 0.5), which rounds 0.49999999999999994 up)."""
+    whole = np.trunc(x)
+    return whole + (x - whole >= 0.5)
+
+
+def interpolated_precision_at(data: JudgedRanking, recall: float, level: int, reach: str,
+                              cutoff: int | None) -> FloatArray:
+    """Per topic IPrec at one recall level (see the module docstring for ``reach``)."""
     rel = data.relevant(level) & data.within(cutoff)
     topic = data.topic_of[rel]
     found = data.segment_cumsum(data.relevant(level))[rel]
-    if params["reach"] == "rounded":
-        needed = np.floor(float(params["recall"]) * data.num_relevant(level) + 0.5)[topic]
+    if reach == "rounded":
+        needed = c_lround(recall * data.num_relevant(level))[topic]
         reached = found >= np.maximum(needed, 1.0)
     else:
-        reached = found / data.num_relevant(level)[topic] >= float(params["recall"])
+        reached = found / data.num_relevant(level)[topic] >= recall
     out = np.zeros(data.n_topics, dtype=np.float64)
     np.maximum.at(out, topic[reached], found[reached] / data.rank[rel][reached])
     return out
+
+
+def interpolated_precision(data: JudgedRanking, params: Mapping[str, Any], cutoff: int | None) -> FloatArray:
+    return interpolated_precision_at(data, float(params["recall"]), params["rel"], params["reach"], cutoff)
+
+
+def interpolated_precision_average(data: JudgedRanking, params: Mapping[str, Any],
+                                   cutoff: int | None) -> FloatArray:
+    """The mean of IPrec over the recall levels (m_11pt_avg.c), summed level by level in the given order."""
+    total = np.zeros(data.n_topics, dtype=np.float64)
+    for recall in params["levels"]:
+        total += interpolated_precision_at(data, float(recall), params["rel"], params["reach"], cutoff)
+    return total / len(params["levels"])
+
+
+def _reach(default: str) -> Param:
+    return Param("reach", "choice", default, "when recall r counts as reached: ratio = C/R >= r (trec_eval 9,"
+                 " pytrec_eval, ir_measures); rounded = C >= lround(r*R) (trec_eval 10.0)",
+                 choices=("ratio", "rounded"))
 
 
 DEFINITION = MeasureDef(
@@ -42,11 +74,29 @@ DEFINITION = MeasureDef(
         Param("recall", "float", None, "recall level in [0, 1] (trec_eval: 0.00, 0.10, ..., 1.00)",
               minimum=0.0, maximum=1.0),
         REL,
-        Param("reach", "choice", "ratio", "when recall r counts as reached: ratio = C/R >= r (trec_eval 9.0.7,"
-              " pytrec_eval); rounded = C >= round(r*R) (current trec_eval)", choices=("ratio", "rounded")),
+        _reach("ratio"),
     ),
     cutoff="optional",
-    reference=TREC_EVAL,
+    reference=TREC_EVAL + "; trec_eval 10.0 iprec_at_recall_r = IPrec(recall=r,reach=rounded)",
     default_follows="trec_eval 9.0 (pytrec_eval)",
-    formula="IPrec(r) = max{ C(i)/i : J(d_i) = 1, C(i)/R >= r } (0 if none); reach=rounded: C(i) >= round(r*R)",
+    formula="IPrec(r) = max{ C(i)/i : J(d_i) = 1, C(i)/R >= r } (0 if none); reach=rounded: C(i) >= lround(r*R)",
 )
+
+AVERAGE = MeasureDef(
+    name="IPrecAvg",
+    family=FAMILY,
+    summary="Interpolated precision averaged over recall levels (11-point average by default).",
+    kernel=interpolated_precision_average,
+    params=(
+        Param("levels", "table", ELEVEN_POINTS, "the recall levels, colon-separated (trec_eval 11pt_avg.0,.5,1"
+              " = levels=0:0.5:1)"),
+        REL,
+        _reach("rounded"),
+    ),
+    cutoff="none",
+    reference="trec_eval 10.0 11pt_avg",
+    default_follows="trec_eval 10.0",
+    formula="IPrecAvg = (1/|levels|) sum_{r in levels} IPrec(recall=r,reach=rounded)",
+)
+
+DEFINITIONS = (DEFINITION, AVERAGE)
