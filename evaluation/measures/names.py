@@ -66,7 +66,13 @@ _REAL_SUFFIX = ("iprec_at_recall_{}", "Rprec_mult_{}")
 
 #: trec_eval measures whose parameters follow a dot (``-m set_F.0.5``) and which it prints with them after an
 #: underscore (``set_F_0.5``); the parameters become ours in ``_parameterised``
-_PARAMETERISED = re.compile(r"^(?P<base>set_F|utility|11pt_avg|rbp_resid|rbp)[._](?P<params>.+)$")
+_PARAMETERISED = re.compile(
+    r"^(?P<base>set_F|utility|11pt_avg|rbp_resid|rbp|ndcg_rel|Rndcg|ndcg|G)[._](?P<params>.+)$"
+)
+#: trec_eval's gain maps (``ndcg.1=3,2=9``): grade=gain pairs, grades from 0
+_GAIN_MAP = re.compile(r"^[0-9]+=[^,=]+(?:,[0-9]+=[^,=]+)*$")
+#: measures that take a gain map: trec_eval name -> ours
+_GAIN_MAPPED = {"ndcg": "nDCG", "ndcg_rel": "nDCGRel", "Rndcg": "RnDCG", "G": "G"}
 
 #: trec_eval's measure table in its order (measures.c): ``-q`` output lists measures in this order whatever order
 #: ``-m`` gave them in; ``--format trec_eval`` does the same.
@@ -210,8 +216,22 @@ def _rprec_mult_label(params: dict[str, str]) -> str | None:
     return f"Rprec_mult_{float(params['mult']):.2f}" if set(params) == {"mult"} else None
 
 
+def _gain_map_label(name: str) -> Callable[[dict[str, str]], str | None]:
+    """The labeller of a measure that takes trec_eval's gain map (``ndcg_1=3,2=9``)."""
+
+    def label(params: dict[str, str]) -> str | None:
+        if set(params) - {"gains"}:
+            return None
+        pairs = ",".join(f"{level}={gain}" for level, gain in enumerate(params.get("gains", "").split(":"))
+                         if "gains" in params and float(gain) != level)
+        return name + (f"_{pairs}" if pairs else "")
+
+    return label
+
+
 #: our measures whose trec_eval name depends on their parameters -> the function that names them
 _LABELS: dict[str, Callable[[dict[str, str]], str | None]] = {
+    **{ours: _gain_map_label(theirs) for theirs, ours in _GAIN_MAPPED.items()},
     "RBP": _rbp_label,
     "RBPResid": _rbp_resid_label,
     "Utility": _utility_label,
@@ -235,7 +255,9 @@ def trec_eval_rank(label: str) -> int:
 def _from_trec_eval(text: str) -> str:
     parameterised = _PARAMETERISED.match(text)
     if parameterised and text not in TREC_EVAL_NAMES:
-        return _parameterised(parameterised["base"], parameterised["params"], text)
+        ours = _parameterised(parameterised["base"], parameterised["params"], text)
+        if ours != text:
+            return ours
     dotted = _DOTTED.match(text)
     if dotted and f"{dotted['base']}_{{}}" in TREC_EVAL_NAMES:  # trec_eval -m P.10: the same as P_10
         text = f"{dotted['base']}_{dotted['values']}"
@@ -272,6 +294,13 @@ def _parameterised(base: str, params: str, text: str) -> str:
     if base in ("rbp", "rbp_resid") and len(values) == 1 and values[0].startswith("p="):
         p = values[0][2:]
         return f"RBP(p={p},rel=graded_topic)" if base == "rbp" else f"RBPResid(p={p})"
+    if base in _GAIN_MAPPED and _GAIN_MAP.match(params):
+        pairs = dict(pair.split("=") for pair in values)
+        if all(_is_number(g) for g in pairs.values()):
+            top = max(int(level) for level in pairs)
+            given = {int(level): g for level, g in pairs.items()}
+            table = [given.get(level, str(level)) for level in range(top + 1)]
+            return f"{_GAIN_MAPPED[base]}(gains={':'.join(table)})"
     return text
 
 

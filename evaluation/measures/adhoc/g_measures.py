@@ -2,42 +2,52 @@
 
 ``G``: a document's gain divided by log2(2 + the ideal list's gain so far - the run's gain so far), the ideal's
 gain per rank taken as at least 1; normalised by the ideal list's total gain. ``BinG``: each relevant retrieved
-document counts 1 / log2(2 + non-relevant documents above it); over R. Gains are the grades (negative: 0).
+document counts 1 / log2(2 + non-relevant documents above it); over R. Gains are the grades (negative: 0), or
+``gains=`` (trec_eval's ``G.1=3,2=9``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
 
 from evaluation.judged_ranking import JudgedRanking
-from evaluation.measures.adhoc._shared import FAMILY, REL, FloatArray, ratio
+from evaluation.measures.adhoc._shared import FAMILY, GAINS, REL, FloatArray, mapped_gain, ratio
 from evaluation.measures.base import MeasureDef
 
 
-def grade_gain(data: JudgedRanking) -> np.ndarray:
-    """trec_eval's default gain of each retrieved document: its grade, 0 for unjudged or negative grades."""
-    return np.maximum(data.grade, 0)
+def retrieved_gain(data: JudgedRanking, table: Sequence[float]) -> FloatArray:
+    """trec_eval's gain of each retrieved document: its grade or ``table[grade]``; unjudged or negative: 0."""
+    return mapped_gain(data.grade, data.judged, table)
 
 
-def ideal_gain_at_rank(data: JudgedRanking) -> np.ndarray:
+def ideal_gains(data: JudgedRanking, table: Sequence[float]) -> FloatArray:
+    """Each topic's judged gains sorted descending (laid out as ``data.ideal``); negative grades gain 0."""
+    gains = mapped_gain(data.ideal, np.ones(data.ideal.size, dtype=bool), table)
+    if not table:  # grades are already sorted descending
+        return gains
+    return gains[np.lexsort((-gains, data.ideal_topic_of))]
+
+
+def ideal_gain_at_rank(data: JudgedRanking, ideal: FloatArray) -> FloatArray:
     """For each retrieved document, the ideal list's (positive) gain at the same rank of its topic; 0 beyond."""
     length = np.diff(data.ideal_offsets)[data.topic_of]
     inside = data.rank <= length
     at = np.where(inside, data.ideal_offsets[:-1][data.topic_of] + data.rank - 1, 0)
-    ideal = data.ideal[at] if data.ideal.size else np.zeros(at.size, dtype=np.int64)
-    return np.where(inside, np.maximum(ideal, 0), 0)
+    values = ideal[at] if ideal.size else np.zeros(at.size)
+    return np.where(inside, np.maximum(values, 0.0), 0.0)
 
 
 def g_measure(data: JudgedRanking, params: Mapping[str, Any], cutoff: int | None) -> FloatArray:
-    gain = grade_gain(data)
-    cost = data.segment_cumsum(np.maximum(ideal_gain_at_rank(data), 1))
+    gain = retrieved_gain(data, params["gains"])
+    ideal = ideal_gains(data, params["gains"])
+    cost = data.segment_cumsum(np.maximum(ideal_gain_at_rank(data, ideal), 1.0))
     got = data.segment_cumsum(gain)
     scoring = gain != 0
     contribution = gain[scoring] / np.log2(2.0 + cost[scoring] - got[scoring])
-    ideal_total = data.segment_sum(np.maximum(data.ideal, 0), ideal=True)
+    ideal_total = data.segment_sum(np.maximum(ideal, 0.0), ideal=True)
     return ratio(data.segment_sum_at(scoring, contribution), ideal_total)
 
 
@@ -54,6 +64,7 @@ G = MeasureDef(
     family=FAMILY,
     summary="trec_eval's normalised gain G: each gain discounted by how far the run lags the ideal list so far.",
     kernel=g_measure,
+    params=(GAINS,),
     cutoff="none",
     reference="trec_eval G (experimental, 2008)",
     default_follows="trec_eval 10.0",

@@ -1,7 +1,7 @@
 """trec_eval's averaged nDCG variants -- ``nDCGRel`` (trec_eval ``ndcg_rel``: nDCG averaged over the relevant
 documents) and ``RnDCG`` (trec_eval ``Rndcg``: nDCG averaged at the ranks where the ideal gain changes); m_ndcg_rel.c,
-m_Rndcg.c. Gains are the grades, as trec_eval's ``ndcg`` (negative grades and unjudged documents: 0); the ideal
-list is every positive judged grade sorted descending.
+m_Rndcg.c. Gains are the grades, as trec_eval's ``ndcg`` (negative grades and unjudged documents: 0), or ``gains=``
+(trec_eval's ``ndcg_rel.1=3,2=9``); the ideal list is every positive judged gain sorted descending.
 """
 
 from __future__ import annotations
@@ -12,21 +12,23 @@ from typing import Any
 import numpy as np
 
 from evaluation.judged_ranking import JudgedRanking
-from evaluation.measures.adhoc._shared import FAMILY, REL, FloatArray, ratio
-from evaluation.measures.adhoc.g_measures import grade_gain
+from evaluation.measures.adhoc._shared import FAMILY, GAINS, REL, FloatArray, ratio
+from evaluation.measures.adhoc.g_measures import ideal_gains, retrieved_gain
 from evaluation.measures.base import MeasureDef
 
 
-def _cumulative(data: JudgedRanking) -> tuple[FloatArray, FloatArray, np.ndarray, np.ndarray, np.ndarray]:
+def _cumulative(data: JudgedRanking, params: Mapping[str, Any]
+                ) -> tuple[FloatArray, FloatArray, np.ndarray, np.ndarray, np.ndarray, FloatArray]:
     """Running DCG of the run, running DCG of the ideal list, each topic's positive ideal length m, its
-    ranking's length n, and the retrieved gains."""
-    gain = grade_gain(data)
+    ranking's length n, the retrieved gains and the ideal gains."""
+    gain = retrieved_gain(data, params["gains"])
     dcg = data.segment_cumsum(gain / np.log2(data.rank + 1.0))
-    positive = np.maximum(data.ideal, 0)
+    ideal = ideal_gains(data, params["gains"])
+    positive = np.maximum(ideal, 0.0)
     idcg = data.segment_cumsum(positive / np.log2(data.ideal_rank + 1.0), ideal=True)
-    m = data.segment_sum(data.ideal > 0, ideal=True).astype(np.int64)
+    m = data.segment_sum(ideal > 0, ideal=True).astype(np.int64)
     n = np.diff(data.offsets)
-    return dcg, idcg, m, n, gain
+    return dcg, idcg, m, n, gain, ideal
 
 
 def _dcg_at(data: JudgedRanking, dcg: FloatArray, topic: np.ndarray, depth: np.ndarray) -> FloatArray:
@@ -38,7 +40,7 @@ def _dcg_at(data: JudgedRanking, dcg: FloatArray, topic: np.ndarray, depth: np.n
 def ndcg_rel(data: JudgedRanking, params: Mapping[str, Any], cutoff: int | None) -> FloatArray:
     """Sum of DCG(i)/IDCG(min(i, m)) over the retrieved documents of positive gain, plus DCG(n)/IDCG(m) for each
     one not retrieved; over m (0 when that sum is not positive)."""
-    dcg, idcg, m, n, gain = _cumulative(data)
+    dcg, idcg, m, n, gain, _ideal = _cumulative(data, params)
     scoring = gain > 0
     topic = data.topic_of[scoring]
     depth = np.minimum(data.rank[scoring], m[topic])
@@ -56,10 +58,10 @@ def ndcg_rel(data: JudgedRanking, params: Mapping[str, Any], cutoff: int | None)
 def r_ndcg(data: JudgedRanking, params: Mapping[str, Any], cutoff: int | None) -> FloatArray:
     """Mean of nDCG at each rank p where the ideal gain changes (p-1 documents seen; p = m+1 included), and
     at n when the run is at least m+2 long (trec_eval's implied change at the end of the ranking)."""
-    dcg, idcg, m, n, _gain = _cumulative(data)
+    dcg, idcg, m, n, _gain, ideal = _cumulative(data, params)
     ideal_topic, position = data.ideal_topic_of, data.ideal_rank
-    grades = data.ideal
-    previous = np.concatenate(([0], grades[:-1])) if grades.size else grades
+    grades = ideal
+    previous = np.concatenate(([0.0], grades[:-1])) if grades.size else grades
     has = (m > 0) & (data.num_relevant(params["rel"]) > 0)
     change = (grades > 0) & (position >= 2) & (grades != previous) & has[ideal_topic]
     ends = np.flatnonzero(has)
@@ -82,6 +84,7 @@ NDCG_REL = MeasureDef(
     family=FAMILY,
     summary="nDCG averaged over the relevant documents (an unretrieved one counts the run's final nDCG).",
     kernel=ndcg_rel,
+    params=(GAINS,),
     cutoff="none",
     reference="trec_eval ndcg_rel (experimental)",
     default_follows="trec_eval 10.0",
@@ -93,7 +96,7 @@ R_NDCG = MeasureDef(
     family=FAMILY,
     summary="nDCG averaged at the R levels: the ranks where the ideal list's gain changes.",
     kernel=r_ndcg,
-    params=(REL,),
+    params=(GAINS, REL),
     cutoff="none",
     reference="trec_eval Rndcg (experimental)",
     default_follows="trec_eval 10.0",
