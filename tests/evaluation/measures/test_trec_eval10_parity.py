@@ -22,13 +22,14 @@ import pytest
 from evaluation.evaluator import RunScores, evaluate
 from evaluation.formats import read_qrels, read_run
 from evaluation.measures.adhoc._shared import REL
+from evaluation.measures.adhoc.relstring import run_relstrings
 from evaluation.measures.base import Measure
 from evaluation.measures.names import trec_eval_label
 from evaluation.measures.registry import parse_measure
 
 TOLERANCE = 5e-5 + 1e-12
-#: lines trec_eval prints that are not measures of one number per topic
-NOT_MEASURES = {"runid", "num_q", "relstring"}
+#: lines trec_eval prints that are not measures of one number per topic (relstring: compared on its own)
+NOT_MEASURES = {"runid", "num_q", "relstring", "relstring_20"}
 
 #: parameterised measures, spelled as ``-m`` takes them (and as evalserve prints them back)
 PARAMETERISED = (
@@ -57,7 +58,8 @@ WEB_RUNS = ("ql-results-cata-filtered.txt", "ql-results-catb-filtered.txt", "ql-
 CASES = (
     Case("aq", ("-m", "all_trec"), (TE, "qrels.test"), (TE, "results.test")),
     Case("aq-rel_level", ("-m", "all_trec"), (TE, "qrels.rel_level"), (TE, "results.test")),
-    Case("aql2-rel_level", ("-m", "all_trec", "-l2"), (TE, "qrels.rel_level"), (TE, "results.test")),
+    Case("aql2-rel_level", ("-m", "all_trec", "-l2", "-m", "relstring.20"), (TE, "qrels.rel_level"),
+         (TE, "results.test")),
     Case("aqc-trunc", ("-m", "all_trec", "-c"), (TE, "qrels.test"), (TE, "results.trunc")),
     Case("aq-302", ("-m", "all_trec"), (TE, "qrels-302.test"), (TE, "results-302.test")),
     Case("params-rel_level", (*PARAMETERISED, "-N", "5000"), (TE, "qrels.rel_level"), (TE, "results.test")),
@@ -68,7 +70,7 @@ CASES = (
     ),
     Case("web2012-params", PARAMETERISED, ("trec-web-2009-2014", "2012", "qrels.adhoc.txt"),
          ("trec-web-2012-runs", "runs", WEB_RUNS[0])),
-    Case("random-1", ("-m", "all_trec"), seed=1),
+    Case("random-1", ("-m", "all_trec", "-m", "relstring.20"), seed=1),
     Case("random-2-l2", ("-m", "all_trec", "-l2"), seed=2),
     Case("random-3-c", ("-m", "all_trec", "-c"), seed=3),
     Case("random-4-l3-c", ("-m", "all_trec", "-l3", "-c"), seed=4),
@@ -188,10 +190,24 @@ def test_every_value_as_trec_eval_prints_it(oracles, shared_file, workdir: Path,
         compared += 1
         if wrong:
             failures.append(f"{label} ({measures[label].name}) topic {topic}: evalserve {got!r}, trec_eval {value}")
+    failures += relstring_failures(case, lines, qrels, six)
     assert not failures, f"{case.id}: {len(failures)} of {compared} values differ:\n" + "\n".join(failures[:60])
     assert compared > 50
     unlabelled = {label: trec_eval_label(m.name) for label, m in measures.items() if trec_eval_label(m.name) != label}
     assert not unlabelled, f"trec_eval_label does not give trec_eval's label back: {unlabelled}"
+
+
+def relstring_failures(case: Case, lines: list[tuple[str, str, str]], qrels: Path, run: Path) -> list[str]:
+    """trec_eval's relstring lines (``'0011-.'``) against ``run_relstrings``."""
+    failures = []
+    topics = "complete" if "-c" in case.flags else "common"
+    for name, depth in (("relstring", 10), ("relstring_20", 20)):
+        expected = {topic: value for label, topic, value in lines if label.strip() == name}
+        if expected:
+            got = run_relstrings(read_qrels(qrels), read_run(run), depth, topics=topics)
+            failures += [f"{name} topic {t}: evalserve '{got.get(t)}', trec_eval {v}"
+                         for t, v in expected.items() if f"'{got.get(t)}'" != v]
+    return failures
 
 
 def test_all_trec_is_covered(oracles, shared_file, workdir: Path) -> None:  # type: ignore[no-untyped-def]
