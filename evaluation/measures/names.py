@@ -33,6 +33,8 @@ TREC_EVAL_NAMES: dict[str, str] = {
     "Rprec": "Rprec",
     "ndcg": "nDCG",
     "ndcg_rel": "nDCGRel",
+    "dcg": "DCG",
+    "ideal_dcg": "IDCG",
     "Rndcg": "RnDCG",
     "binG": "BinG",
     "G": "G",
@@ -67,12 +69,12 @@ _REAL_SUFFIX = ("iprec_at_recall_{}", "Rprec_mult_{}")
 #: trec_eval measures whose parameters follow a dot (``-m set_F.0.5``) and which it prints with them after an
 #: underscore (``set_F_0.5``); the parameters become ours in ``_parameterised``
 _PARAMETERISED = re.compile(
-    r"^(?P<base>set_F|utility|11pt_avg|rbp_resid|rbp|ndcg_rel|Rndcg|ndcg|G)[._](?P<params>.+)$"
+    r"^(?P<base>set_F|utility|11pt_avg|rbp_resid|rbp|ndcg_rel|Rndcg|ndcg|ideal_dcg|dcg|G)[._](?P<params>.+)$"
 )
 #: trec_eval's gain maps (``ndcg.1=3,2=9``): grade=gain pairs, grades from 0
 _GAIN_MAP = re.compile(r"^[0-9]+=[^,=]+(?:,[0-9]+=[^,=]+)*$")
 #: measures that take a gain map: trec_eval name -> ours
-_GAIN_MAPPED = {"ndcg": "nDCG", "ndcg_rel": "nDCGRel", "Rndcg": "RnDCG", "G": "G"}
+_GAIN_MAPPED = {"ndcg": "nDCG", "ndcg_rel": "nDCGRel", "Rndcg": "RnDCG", "G": "G", "dcg": "DCG", "ideal_dcg": "IDCG"}
 
 #: trec_eval's measure table in its order (measures.c): ``-q`` output lists measures in this order whatever order
 #: ``-m`` gave them in; ``--format trec_eval`` does the same.

@@ -4,6 +4,7 @@ from evaluation.measures.adhoc import (
     ap,
     bpref,
     counts,
+    dcg,
     err,
     g_measures,
     gmap,
@@ -46,4 +47,5 @@ DEFINITIONS = (
     *ndcg_averaged.DEFINITIONS,
     relative_p.DEFINITION,
     unjudged.DEFINITION,
+    *dcg.DEFINITIONS,
 )

@@ -6,7 +6,9 @@ within what trec_eval accepts: no topic judged only negatively, grades far below
 qrels). Each measure it prints is requested from evalserve by the very label trec_eval printed (``rbp``,
 ``iprec_at_recall_0.10``, ``utility_2,-1,0,0``, ...), and every (measure, topic) value is compared as printed:
 ``%.4f`` (``%ld`` for counts), byte for byte; ``all`` lines (means) to 5e-5, their summation order being the
-report's business. ``trec_eval_label`` must give back the printed label. ``relstring`` (a string) is not a measure.
+report's business. ``trec_eval_label`` must give back the printed label. ``relstring`` (a string, not a measure) is
+compared with ``run_relstrings``. Not exercised: rbp after G, ndcg, iprec_at_recall... without all_trec (trec_eval
+reads uninitialised variables there, docs/measures.md), gain maps on dcg/ideal_dcg/ndcg together (it aborts).
 """
 
 from __future__ import annotations
@@ -39,6 +41,10 @@ PARAMETERISED = (
     "-m", "map", "-m", "P.1,3", "-m", "ndcg.1=3,2=9,4=4.5", "-m", "G.0=1,2=5", "-m", "ndcg_rel.1=2,3=7",
     "-m", "Rndcg.2=1,3=5",
 )
+#: dcg, ideal_dcg and ndcg share one parameter block in trec_eval 10.0 (m_ndcg.c): given together with gain maps
+#: it aborts ("double free") or prints nothing, so they are run apart
+DCG_PLAIN = ("-m", "dcg", "-m", "ideal_dcg", "-m", "ndcg")
+DCG_GAINS = ("-m", "dcg.2=5,3=1,4=0")
 
 
 @dataclass(frozen=True)
@@ -76,6 +82,10 @@ CASES = (
     Case("random-4-l3-c", ("-m", "all_trec", "-l3", "-c"), seed=4),
     Case("random-5-params", (*PARAMETERISED, "-N", "300"), seed=5),
     Case("random-6-params-l2", (*PARAMETERISED, "-l2"), seed=6),
+    Case("dcg-rel_level", DCG_PLAIN, (TE, "qrels.rel_level"), (TE, "results.test")),
+    Case("dcg-gains-rel_level", DCG_GAINS, (TE, "qrels.rel_level"), (TE, "results.test")),
+    Case("random-7-dcg", DCG_PLAIN, seed=7),
+    Case("random-8-dcg-gains", DCG_GAINS, seed=8),
 )
 
 
@@ -192,7 +202,7 @@ def test_every_value_as_trec_eval_prints_it(oracles, shared_file, workdir: Path,
             failures.append(f"{label} ({measures[label].name}) topic {topic}: evalserve {got!r}, trec_eval {value}")
     failures += relstring_failures(case, lines, qrels, six)
     assert not failures, f"{case.id}: {len(failures)} of {compared} values differ:\n" + "\n".join(failures[:60])
-    assert compared > 50
+    assert compared >= 4
     unlabelled = {label: trec_eval_label(m.name) for label, m in measures.items() if trec_eval_label(m.name) != label}
     assert not unlabelled, f"trec_eval_label does not give trec_eval's label back: {unlabelled}"
 
