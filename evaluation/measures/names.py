@@ -76,6 +76,21 @@ _GAIN_MAP = re.compile(r"^[0-9]+=[^,=]+(?:,[0-9]+=[^,=]+)*$")
 #: measures that take a gain map: trec_eval name -> ours
 _GAIN_MAPPED = {"ndcg": "nDCG", "ndcg_rel": "nDCGRel", "Rndcg": "RnDCG", "G": "G", "dcg": "DCG", "ideal_dcg": "IDCG"}
 
+_CUTOFFS = (5, 10, 15, 20, 30, 100, 200, 500, 1000)
+#: the measures trec_eval's bare family names stand for (``-m P`` = P_5 ... P_1000): its default parameters
+TREC_EVAL_FAMILIES: dict[str, tuple[str, ...]] = {
+    "P": tuple(f"P_{k}" for k in _CUTOFFS),
+    "recall": tuple(f"recall_{k}" for k in _CUTOFFS),
+    "ndcg_cut": tuple(f"ndcg_cut_{k}" for k in _CUTOFFS),
+    "map_cut": tuple(f"map_cut_{k}" for k in _CUTOFFS),
+    "relative_P": tuple(f"relative_P_{k}" for k in _CUTOFFS),
+    "success": ("success_1", "success_5", "success_10"),
+    "unj": ("unj_5", "unj_10", "unj_20"),
+    "iprec_at_recall": tuple(f"iprec_at_recall_{r / 10:.2f}" for r in range(11)),
+    "Rprec_mult": tuple(f"Rprec_mult_{r / 10:.2f}" for r in range(2, 21, 2)),
+}
+
+
 #: trec_eval's measure table in its order (measures.c): ``-q`` output lists measures in this order whatever order
 #: ``-m`` gave them in; ``--format trec_eval`` does the same.
 TREC_EVAL_ORDER: tuple[str, ...] = (

@@ -26,7 +26,7 @@ from evaluation.formats import read_qrels, read_run
 from evaluation.measures.adhoc._shared import REL
 from evaluation.measures.adhoc.relstring import run_relstrings
 from evaluation.measures.base import Measure
-from evaluation.measures.names import trec_eval_label
+from evaluation.measures.names import TREC_EVAL_FAMILIES, trec_eval_label
 from evaluation.measures.registry import parse_measure
 
 TOLERANCE = 5e-5 + 1e-12
@@ -227,3 +227,14 @@ def test_all_trec_is_covered(oracles, shared_file, workdir: Path) -> None:  # ty
     labels = {label.strip() for label, _t, _v in oracle_lines(oracles.trec_eval, case, qrels, raw)} - NOT_MEASURES
     assert len(labels) > 90
     assert {label for label in labels if trec_eval_label(parse_measure(label).name) != label} == set()
+
+
+def test_bare_family_names_stand_for_trec_eval_defaults(oracles, shared_file, workdir: Path) -> None:  # type: ignore[no-untyped-def]
+    """``-m P`` prints P_5 ... P_1000: TREC_EVAL_FAMILIES lists what each bare family name prints."""
+    flags = tuple(part for family in TREC_EVAL_FAMILIES for part in ("-m", family))
+    case = Case("families", flags, (TE, "qrels.test"), (TE, "results.test"))
+    qrels, raw, _six = materialise(case, shared_file, workdir)
+    lines = oracle_lines(oracles.trec_eval, case, qrels, raw)
+    printed_labels = {label.strip() for label, topic, _v in lines if topic == "all"}
+    assert printed_labels == {label for labels in TREC_EVAL_FAMILIES.values() for label in labels}
+    assert all(trec_eval_label(parse_measure(label).name) == label for label in printed_labels)
