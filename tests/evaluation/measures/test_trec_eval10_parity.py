@@ -28,6 +28,7 @@ from evaluation.measures.adhoc.relstring import run_relstrings
 from evaluation.measures.base import Measure
 from evaluation.measures.names import TREC_EVAL_FAMILIES, trec_eval_label
 from evaluation.measures.registry import parse_measure
+from evaluation.problems import MeasureError
 
 TOLERANCE = 5e-5 + 1e-12
 #: lines trec_eval prints that are not measures of one number per topic (relstring: compared on its own)
@@ -238,3 +239,30 @@ def test_bare_family_names_stand_for_trec_eval_defaults(oracles, shared_file, wo
     printed_labels = {label.strip() for label, topic, _v in lines if topic == "all"}
     assert printed_labels == {label for labels in TREC_EVAL_FAMILIES.values() for label in labels}
     assert all(trec_eval_label(parse_measure(label).name) == label for label in printed_labels)
+
+
+@pytest.mark.parametrize(("spelling", "canonical"), [
+    ("rbp", "RBP(p=0.9,rel=graded_topic)"), ("rbp.p=0.95", "RBP(p=0.95,rel=graded_topic)"),
+    ("rbp_resid", "RBPResid"), ("iprec_at_recall_0.10", "IPrec(recall=0.1,reach=rounded)"),
+    ("iprec_at_recall..25", "IPrec(recall=0.25,reach=rounded)"), ("Rprec_mult_0.20", "RprecMult(mult=0.2)"),
+    ("set_F.0.25", "SetF(beta=0.5)"), ("set_F_0.25", "SetF(beta=0.5)"), ("utility.2,-1,0,0", "Utility(a=2)"),
+    ("11pt_avg.0.2,0.5,0.8", "IPrecAvg(levels=0.2:0.5:0.8)"), ("ndcg.1=3,2=9,4=4.5", "nDCG(gains=0:3:9:3:4.5)"),
+    ("ndcg_cut.23.4", "nDCG@23"), ("unj.50", "Unjudged@50"), ("relative_P_5", "RelativeP@5"), ("G", "G"),
+    ("binG", "BinG"), ("gm_bpref", "GMBpref"), ("num_nonrel_judged_ret", "NumNonrelJudgedRet"), ("dcg", "DCG"),
+])
+def test_trec_eval_spellings(spelling: str, canonical: str) -> None:
+    assert parse_measure(spelling).name == canonical
+
+
+@pytest.mark.parametrize("spelling", ["utility.1,2", "set_F.0", "rbp.p=2", "11pt_avg.x", "ndcg.1=-3"])
+def test_bad_trec_eval_parameters_are_refused(spelling: str) -> None:
+    with pytest.raises(MeasureError):
+        parse_measure(spelling)
+
+
+def test_ir_measures_names_keep_their_numbers() -> None:
+    """RBP is ir_measures' (p = 0.8, binary) and IPrec trec_eval 9's: no trec_eval 10.0 label claims them."""
+    assert trec_eval_label(parse_measure("RBP").name) is None
+    assert trec_eval_label(parse_measure("RBP(p=0.9)").name) is None
+    assert trec_eval_label(parse_measure("IPrec(recall=0.1)").name) is None
+    assert trec_eval_label(parse_measure("IPrec(recall=0.1,rel=2,reach=rounded)").name) == "iprec_at_recall_0.10"
