@@ -9,6 +9,8 @@ its name ``iprec_at_recall_r`` gives) at the relevant document numbered lround(r
 
 from __future__ import annotations
 
+import threading
+import weakref
 from collections.abc import Mapping
 from typing import Any
 
@@ -17,6 +19,7 @@ import numpy as np
 from evaluation.judged_ranking import JudgedRanking
 from evaluation.measures.adhoc._shared import FAMILY, REL, TREC_EVAL, FloatArray
 from evaluation.measures.base import MeasureDef
+from evaluation.model import IntArray
 from evaluation.params import Param
 
 #: trec_eval's 11 standard recall levels (its default iprec_at_recall and 11pt_avg parameters)
@@ -30,19 +33,55 @@ def c_lround(x: FloatArray) -> FloatArray:
     return whole + (x - whole >= 0.5)
 
 
-def interpolated_precision_at(data: JudgedRanking, recall: float, level: int, reach: str,
-                              cutoff: int | None) -> FloatArray:
-    """Per topic IPrec at one recall level (see the module docstring for ``reach``)."""
+Precisions = tuple[FloatArray, IntArray, IntArray]
+#: relevant_precisions per judged ranking: the 11 levels trec_eval prints share one pass over the run
+_SHARED: weakref.WeakKeyDictionary[JudgedRanking, dict[tuple[int, int | None], Precisions]] = (
+    weakref.WeakKeyDictionary()
+)
+_SHARED_LOCK = threading.Lock()
+
+
+def relevant_precisions(data: JudgedRanking, level: int, cutoff: int | None) -> Precisions:
+    """The precision at each relevant retrieved document, topic by topic in rank order, each topic's first index
+    into them and their count (computed once per judged ranking, level and cutoff)."""
+    with _SHARED_LOCK:
+        known = _SHARED.setdefault(data, {}).get((level, cutoff))
+    if known is None:
+        known = _relevant_precisions(data, level, cutoff)
+        for array in known:
+            array.flags.writeable = False  # shared by the measures of this ranking
+        with _SHARED_LOCK:
+            _SHARED.setdefault(data, {})[(level, cutoff)] = known
+    return known
+
+
+def _relevant_precisions(data: JudgedRanking, level: int, cutoff: int | None) -> Precisions:
     rel = data.relevant(level) & data.within(cutoff)
-    topic = data.topic_of[rel]
-    found = data.segment_cumsum(data.relevant(level))[rel]
+    precision = data.segment_cumsum(data.relevant(level))[rel] / data.rank[rel]
+    count = np.bincount(data.topic_of[rel], minlength=data.n_topics)
+    start = np.concatenate(([0], np.cumsum(count)[:-1])).astype(np.int64)
+    return precision, start, count
+
+
+def interpolated_precision_at(data: JudgedRanking, recall: float, level: int, reach: str,
+                              cutoff: int | None,
+                              precisions: Precisions | None = None) -> FloatArray:
+    """Per topic IPrec at one recall level (see the module docstring for ``reach``): the best precision from the
+    first relevant document that reaches the level on; ``precisions`` = ``relevant_precisions`` if known."""
+    precision, start, count = precisions if precisions is not None else relevant_precisions(data, level, cutoff)
+    relevant = data.num_relevant(level)
     if reach == "rounded":
-        needed = c_lround(recall * data.num_relevant(level))[topic]
-        reached = found >= np.maximum(needed, 1.0)
-    else:
-        reached = found / data.num_relevant(level)[topic] >= recall
+        needed = np.maximum(c_lround(recall * relevant), 1.0).astype(np.int64)
+    else:  # the first relevant document j (1-based) with j / R >= r, as the ratio is computed
+        position = np.arange(precision.size, dtype=np.int64) - np.repeat(start, count) + 1
+        short = position / np.repeat(relevant, count) < recall
+        needed = np.bincount(np.repeat(np.arange(data.n_topics), count), weights=short,
+                             minlength=data.n_topics).astype(np.int64) + 1
+    reached = np.flatnonzero(needed <= count)
     out = np.zeros(data.n_topics, dtype=np.float64)
-    np.maximum.at(out, topic[reached], found[reached] / data.rank[rel][reached])
+    if reached.size:  # the maximum over [first reaching, end of topic): one reduceat over both bounds
+        bounds = np.column_stack((start[reached] + needed[reached] - 1, start[reached] + count[reached])).ravel()
+        out[reached] = np.maximum.reduceat(np.append(precision, 0.0), bounds)[::2]
     return out
 
 
@@ -54,8 +93,9 @@ def interpolated_precision_average(data: JudgedRanking, params: Mapping[str, Any
                                    cutoff: int | None) -> FloatArray:
     """The mean of IPrec over the recall levels (m_11pt_avg.c), summed level by level in the given order."""
     total = np.zeros(data.n_topics, dtype=np.float64)
+    precisions = relevant_precisions(data, params["rel"], cutoff)
     for recall in params["levels"]:
-        total += interpolated_precision_at(data, float(recall), params["rel"], params["reach"], cutoff)
+        total += interpolated_precision_at(data, float(recall), params["rel"], params["reach"], cutoff, precisions)
     return total / len(params["levels"])
 
 
