@@ -53,13 +53,14 @@ GAINS = Param(
 )
 
 
-def mapped_gain(grade: np.ndarray, judged: np.ndarray, table: Sequence[float]) -> FloatArray:
+def mapped_gain(grade: np.ndarray, judged: np.ndarray, table: Sequence[float]) -> np.ndarray:
     """trec_eval's gain of each judged grade (setup_gains in gain_init.c): ``table[grade]`` where the table has
-    the grade, else the grade; negative grades and unjudged documents gain 0."""
+    the grade, else the grade; negative grades and unjudged documents gain 0. Without a table the gains are the
+    grades themselves, kept as integers (running sums of them are then exact and cheaper)."""
     g = np.asarray(grade)
     counted = np.asarray(judged) & (g >= 0)
     if not table:
-        return np.where(counted, g, 0).astype(np.float64)
+        return np.where(counted, g, 0).astype(np.int64)
     values = np.asarray(table, dtype=np.float64)
     inside = counted & (g < values.size)
     out = np.where(counted, g, 0).astype(np.float64)

@@ -18,12 +18,12 @@ from evaluation.measures.adhoc._shared import FAMILY, GAINS, REL, FloatArray, ma
 from evaluation.measures.base import MeasureDef
 
 
-def retrieved_gain(data: JudgedRanking, table: Sequence[float]) -> FloatArray:
+def retrieved_gain(data: JudgedRanking, table: Sequence[float]) -> np.ndarray:
     """trec_eval's gain of each retrieved document: its grade or ``table[grade]``; unjudged or negative: 0."""
     return mapped_gain(data.grade, data.judged, table)
 
 
-def ideal_gains(data: JudgedRanking, table: Sequence[float]) -> FloatArray:
+def ideal_gains(data: JudgedRanking, table: Sequence[float]) -> np.ndarray:
     """Each topic's judged gains sorted descending (laid out as ``data.ideal``); negative grades gain 0."""
     gains = mapped_gain(data.ideal, np.ones(data.ideal.size, dtype=bool), table)
     if not table:  # grades are already sorted descending
@@ -31,23 +31,20 @@ def ideal_gains(data: JudgedRanking, table: Sequence[float]) -> FloatArray:
     return gains[np.lexsort((-gains, data.ideal_topic_of))]
 
 
-def ideal_gain_at_rank(data: JudgedRanking, ideal: FloatArray) -> FloatArray:
-    """For each retrieved document, the ideal list's (positive) gain at the same rank of its topic; 0 beyond."""
-    length = np.diff(data.ideal_offsets)[data.topic_of]
-    inside = data.rank <= length
-    at = np.where(inside, data.ideal_offsets[:-1][data.topic_of] + data.rank - 1, 0)
-    values = ideal[at] if ideal.size else np.zeros(at.size)
-    return np.where(inside, np.maximum(values, 0.0), 0.0)
-
-
 def g_measure(data: JudgedRanking, params: Mapping[str, Any], cutoff: int | None) -> FloatArray:
+    """Only documents of non-zero gain score; at rank i the ideal's running cost sum_{j<=i} max(I_j, 1) is
+    i + sum_{j<=min(i, L)} (max(I_j, 1) - 1), L the topic's ideal length, read from the ideal list's running sums."""
     gain = retrieved_gain(data, params["gains"])
     ideal = ideal_gains(data, params["gains"])
-    cost = data.segment_cumsum(np.maximum(ideal_gain_at_rank(data, ideal), 1.0))
+    surplus = data.segment_cumsum(np.maximum(ideal, 1) - 1, ideal=True)
     got = data.segment_cumsum(gain)
     scoring = gain != 0
-    contribution = gain[scoring] / np.log2(2.0 + cost[scoring] - got[scoring])
-    ideal_total = data.segment_sum(np.maximum(ideal, 0.0), ideal=True)
+    topic, rank = data.topic_of[scoring], data.rank[scoring]
+    depth = np.minimum(rank, np.diff(data.ideal_offsets)[topic])
+    at = data.ideal_offsets[:-1][topic] + depth - 1
+    cost = rank + np.where(depth > 0, surplus[np.maximum(at, 0)] if surplus.size else 0.0, 0.0)
+    contribution = gain[scoring] / np.log2(2.0 + cost - got[scoring])
+    ideal_total = data.segment_sum(np.maximum(ideal, 0), ideal=True)
     return ratio(data.segment_sum_at(scoring, contribution), ideal_total)
 
 
