@@ -1,5 +1,7 @@
-"""Parsing measure names: ir_measures syntax ``Name(param=value,...)@cutoff`` (spec 1.7), plus trec_eval's
-spellings (``P_10``, ``P.10``, ``ndcg_cut.10,20``, ``map``, ``iprec_at_recall_0.10``) for people arriving from it.
+"""Parsing measure names: ir_measures syntax ``Name(param=value,...)@cutoff`` (spec 1.7), plus trec_eval 10.0's
+spellings (``P_10``, ``P.10``, ``ndcg_cut.10,20``, ``map``, ``iprec_at_recall_0.10``, ``set_F.0.5``,
+``utility_2,-1,0,0``, ``ndcg.1=3,2=9``) for people arriving from it; and back: trec_eval's label and output order of
+a measure.
 
 Values are taken literally (numbers, words, colon tables such as ``1:2:3``); nothing is evaluated.
 """
