@@ -13,7 +13,7 @@ NAMES: dict[str, tuple[str, ...]] = {
         "ERR", "RBP", "Bpref", "BPref", "bpref", "Success", "Judged", "Q", "NCU", "NumRet", "NumRel", "NumRelRet",
         "NumNonrelJudgedRet", "SetP", "SetR", "SetF", "SetMAP", "SetRelativeP", "IPrec", "infAP", "GMAP",
         "RprecMult", "RBPResid", "GMBpref", "IPrecAvg", "Utility", "BinG", "G", "nDCGRel", "RnDCG", "RelativeP",
-        "Unjudged", "DCG", "IDCG",
+        "Unjudged", "DCG", "IDCG", "YAAP",
     ),
     "diversity": (
         "alpha_DCG", "alpha_nDCG", "ERR_IA", "nERR_IA", "NRBP", "nNRBP", "P_IA", "AP_IA", "MAP_IA", "StRecall",

@@ -37,6 +37,7 @@ TREC_EVAL_NAMES: dict[str, str] = {
     "ndcg_rel": "nDCGRel",
     "dcg": "DCG",
     "ideal_dcg": "IDCG",
+    "yaap": "YAAP",
     "Rndcg": "RnDCG",
     "binG": "BinG",
     "G": "G",

@@ -25,6 +25,7 @@ from evaluation.measures.adhoc import (
     success,
     unjudged,
     utility,
+    yaap,
 )
 
 DEFINITIONS = (
@@ -48,4 +49,5 @@ DEFINITIONS = (
     relative_p.DEFINITION,
     unjudged.DEFINITION,
     *dcg.DEFINITIONS,
+    yaap.DEFINITION,
 )

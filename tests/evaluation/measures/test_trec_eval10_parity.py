@@ -44,7 +44,7 @@ PARAMETERISED = (
 )
 #: dcg, ideal_dcg and ndcg share one parameter block in trec_eval 10.0 (m_ndcg.c): given together with gain maps
 #: it aborts ("double free") or prints nothing, so they are run apart
-DCG_PLAIN = ("-m", "dcg", "-m", "ideal_dcg", "-m", "ndcg")
+DCG_PLAIN = ("-m", "dcg", "-m", "ideal_dcg", "-m", "ndcg", "-m", "yaap")
 DCG_GAINS = ("-m", "dcg.2=5,3=1,4=0")
 
 
@@ -87,6 +87,7 @@ CASES = (
     Case("dcg-gains-rel_level", DCG_GAINS, (TE, "qrels.rel_level"), (TE, "results.test")),
     Case("random-7-dcg", DCG_PLAIN, seed=7),
     Case("random-8-dcg-gains", DCG_GAINS, seed=8),
+    Case("random-9-dcg-l2-c", (*DCG_PLAIN, "-l2", "-c"), seed=9),
 )
 
 
