@@ -11,7 +11,9 @@ NAMES: dict[str, tuple[str, ...]] = {
     "adhoc": (
         "P", "Precision", "R", "Recall", "Rprec", "RPrec", "RR", "MRR", "RecipRank", "AP", "MAP", "nDCG", "NDCG",
         "ERR", "RBP", "Bpref", "BPref", "bpref", "Success", "Judged", "Q", "NCU", "NumRet", "NumRel", "NumRelRet",
-        "SetP", "SetR", "SetF", "IPrec", "infAP", "GMAP",
+        "NumNonrelJudgedRet", "SetP", "SetR", "SetF", "SetMAP", "SetRelativeP", "IPrec", "infAP", "GMAP",
+        "RprecMult", "RBPResid", "GMBpref", "IPrecAvg", "Utility", "BinG", "G", "nDCGRel", "RnDCG", "RelativeP",
+        "Unjudged", "DCG", "IDCG", "YAAP",
     ),
     "diversity": (
         "alpha_DCG", "alpha_nDCG", "ERR_IA", "nERR_IA", "NRBP", "nNRBP", "P_IA", "AP_IA", "MAP_IA", "StRecall",

@@ -36,8 +36,8 @@ def files(tmp_path: Path) -> tuple[Path, Path]:
 @pytest.mark.parametrize(("spelling", "canonical"), [
     ("P.10", "P@10"), ("P_10", "P@10"), ("ndcg_cut.10", "nDCG@10"), ("success.1", "Success@1"),
     ("recall.1000", "R@1000"), ("map_cut.5", "AP@5"), ("map", "AP"), ("num_rel_ret", "NumRelRet"),
-    ("set_recall", "SetR"), ("iprec_at_recall_0.10", "IPrec(recall=0.1)"),
-    ("iprec_at_recall.0.50", "IPrec(recall=0.5)"),
+    ("set_recall", "SetR"), ("iprec_at_recall_0.10", "IPrec(recall=0.1,reach=rounded)"),
+    ("iprec_at_recall.0.50", "IPrec(recall=0.5,reach=rounded)"), ("rbp", "RBP(p=0.9,rel=graded_topic)"),
     ("gm_map", "GMAP"), ("infAP", "infAP"), ("RBP(rel=2)", "RBP(rel=2)"),
 ])
 def test_trec_eval_spellings(spelling: str, canonical: str) -> None:

@@ -42,3 +42,32 @@ def table_gain(grade: np.ndarray, table: Sequence[float]) -> FloatArray:
         return np.where(g > 0, g, 0).astype(np.float64)
     values = np.concatenate(([0.0], np.asarray(table, dtype=np.float64)))
     return np.asarray(values[np.clip(g, 0, len(table))], dtype=np.float64)
+
+
+GAINS = Param(
+    "gains",
+    "table",
+    (),
+    "gain of each grade from grade 0, colon-separated (trec_eval's ndcg.1=3,2=9 = gains=0:3:9); grades beyond the"
+    " table, and every grade by default, gain the grade itself",
+)
+
+
+def mapped_gain(grade: np.ndarray, judged: np.ndarray, table: Sequence[float]) -> np.ndarray:
+    """trec_eval's gain of each judged grade (setup_gains in gain_init.c): ``table[grade]`` where the table has
+    the grade, else the grade; negative grades and unjudged documents gain 0. Without a table the gains are the
+    grades themselves, kept as integers (running sums of them are then exact and cheaper)."""
+    g = np.asarray(grade)
+    counted = np.asarray(judged) & (g >= 0)
+    if not table:
+        return np.where(counted, g, 0).astype(np.int64)
+    values = np.asarray(table, dtype=np.float64)
+    inside = counted & (g < values.size)
+    out = np.where(counted, g, 0).astype(np.float64)
+    out[inside] = values[g[inside]]
+    return out
+
+
+def gain_table_label(table: Sequence[float]) -> str:
+    """trec_eval's parameter text of a gain table: the grades whose gain is not the grade (``1=3,2=9``)."""
+    return ",".join(f"{i}={g:g}" for i, g in enumerate(table) if g != i)

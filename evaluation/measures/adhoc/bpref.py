@@ -1,4 +1,5 @@
-"""Binary preference -- ``Bpref`` (Buckley & Voorhees 2004; trec_eval ``bpref``).
+"""Binary preference -- ``Bpref`` (Buckley & Voorhees 2004; trec_eval ``bpref``) and its geometric mean over
+topics ``GMBpref`` (trec_eval ``gm_bpref``).
 
 Only judged documents count: for each retrieved relevant document, the share of the top-R judged non-relevant
 documents ranked above it is subtracted from 1. Judged non-relevant means 0 <= grade < rel; negative grades are
@@ -43,3 +44,19 @@ DEFINITION = MeasureDef(
     formula="Bpref = (1/R) sum_{relevant r} (1 - min(|n above r|, R) / min(N, R))",
     aliases=("BPref", "bpref"),
 )
+
+GEOMETRIC = MeasureDef(
+    name="GMBpref",
+    family=FAMILY,
+    summary="Geometric mean Bpref: per topic Bpref; the run's value is their geometric mean (trec_eval gm_bpref).",
+    kernel=bpref,
+    params=(REL,),
+    cutoff="none",
+    reference="trec_eval gm_bpref",
+    default_follows="trec_eval 10.0",
+    formula="GMBpref = exp(mean_q log(max(Bpref_q, 1e-5))) (per topic: Bpref_q)",
+    aggregate="geometric",
+    notes="trec_eval prints gm_bpref only for all topics.",
+)
+
+DEFINITIONS = (DEFINITION, GEOMETRIC)

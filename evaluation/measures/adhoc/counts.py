@@ -1,5 +1,6 @@
-"""trec_eval's counts -- ``NumRet``, ``NumRel``, ``NumRelRet`` (trec_eval ``num_ret``, ``num_rel``,
-``num_rel_ret``): per topic a count, over topics their sum (as trec_eval prints them)."""
+"""trec_eval's counts -- ``NumRet``, ``NumRel``, ``NumRelRet``, ``NumNonrelJudgedRet`` (trec_eval ``num_ret``,
+``num_rel``, ``num_rel_ret``, ``num_nonrel_judged_ret``): per topic a count, over topics their sum (as trec_eval
+prints them)."""
 
 from __future__ import annotations
 
@@ -63,4 +64,24 @@ NUM_REL_RET = MeasureDef(
     aggregate="sum",
 )
 
-DEFINITIONS = (NUM_RET, NUM_REL, NUM_REL_RET)
+
+
+def num_nonrel_judged_ret(data: JudgedRanking, params: Mapping[str, Any], cutoff: int | None) -> FloatArray:
+    nonrel = data.judged & (data.grade >= 0) & (data.grade < params["rel"])
+    return data.count_within(nonrel, cutoff)
+
+
+NUM_NONREL_JUDGED_RET = MeasureDef(
+    name="NumNonrelJudgedRet",
+    family=FAMILY,
+    summary="Number of judged non-relevant documents retrieved (0 <= grade < rel; summed over topics).",
+    kernel=num_nonrel_judged_ret,
+    params=(REL,),
+    cutoff="optional",
+    reference="trec_eval num_nonrel_judged_ret",
+    default_follows="trec_eval 10.0",
+    formula="NumNonrelJudgedRet@k = |{i <= min(k,n) : d_i judged, 0 <= g(d_i) < rel}|",
+    aggregate="sum",
+)
+
+DEFINITIONS = (NUM_RET, NUM_REL, NUM_REL_RET, NUM_NONREL_JUDGED_RET)

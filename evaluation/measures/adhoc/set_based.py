@@ -1,10 +1,13 @@
-"""Set measures over everything retrieved -- ``SetP``, ``SetR``, ``SetF(beta=1)`` (trec_eval ``set_P``,
-``set_recall``, ``set_F``): the ranking is ignored; an empty retrieval scores 0."""
+"""Set measures over everything retrieved -- ``SetP``, ``SetR``, ``SetF(beta=1)``, ``SetMAP``, ``SetRelativeP``
+(trec_eval ``set_P``, ``set_recall``, ``set_F``, ``set_map``, ``set_relative_P``): the ranking is ignored; an empty
+retrieval scores 0. trec_eval's ``set_F.x`` weighs recall by x = beta^2 (``SetF(beta=sqrt(x))``)."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from typing import Any
+
+import numpy as np
 
 from evaluation.judged_ranking import JudgedRanking
 from evaluation.measures.adhoc._shared import FAMILY, REL, TREC_EVAL, FloatArray, ratio
@@ -72,4 +75,40 @@ SET_F = MeasureDef(
     formula="SetF = (1+beta^2) * SetP * SetR / (beta^2 * SetP + SetR)",
 )
 
-DEFINITIONS = (SET_P, SET_R, SET_F)
+
+
+def set_map(data: JudgedRanking, params: Mapping[str, Any], cutoff: int | None) -> FloatArray:
+    found, retrieved, relevant = _counts(data, params["rel"])
+    return ratio(found * found, retrieved * relevant)
+
+
+def set_relative_precision(data: JudgedRanking, params: Mapping[str, Any], cutoff: int | None) -> FloatArray:
+    found, retrieved, relevant = _counts(data, params["rel"])
+    return ratio(found, np.minimum(retrieved, relevant))
+
+
+SET_MAP = MeasureDef(
+    name="SetMAP",
+    family=FAMILY,
+    summary="Unranked set AP: SetP * SetR (relevant retrieved squared over retrieved times relevant).",
+    kernel=set_map,
+    params=(REL,),
+    cutoff="none",
+    reference="trec_eval set_map",
+    default_follows="trec_eval 10.0",
+    formula="SetMAP = NumRelRet^2 / (NumRet * R)",
+)
+
+SET_RELATIVE_P = MeasureDef(
+    name="SetRelativeP",
+    family=FAMILY,
+    summary="Relative set precision: relevant retrieved over the most possible, min(retrieved, R).",
+    kernel=set_relative_precision,
+    params=(REL,),
+    cutoff="none",
+    reference="trec_eval set_relative_P",
+    default_follows="trec_eval 10.0",
+    formula="SetRelativeP = NumRelRet / min(NumRet, R)",
+)
+
+DEFINITIONS = (SET_P, SET_R, SET_F, SET_MAP, SET_RELATIVE_P)

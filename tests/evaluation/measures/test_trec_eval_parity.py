@@ -26,7 +26,8 @@ pytrec_eval = pytest.importorskip("pytrec_eval")
 
 TOLERANCE = 1e-9
 
-#: our measure (at relevance level 1) -> pytrec_eval's measure key
+#: our measure (at relevance level 1) -> pytrec_eval's measure key; IPrec with trec_eval 9's rule, pytrec_eval's
+#: (``reach=ratio``, the default of ``IPrec``; the name ``iprec_at_recall_r`` gives trec_eval 10.0's rule)
 MEASURES: dict[str, str] = {
     "P@5": "P_5",
     "P@10": "P_10",
@@ -48,10 +49,10 @@ MEASURES: dict[str, str] = {
     "SetP": "set_P",
     "SetR": "set_recall",
     "SetF": "set_F",
-    "IPrec(recall=0)": "iprec_at_recall_0.00",
-    "IPrec(recall=0.1)": "iprec_at_recall_0.10",
-    "IPrec(recall=0.5)": "iprec_at_recall_0.50",
-    "IPrec(recall=1)": "iprec_at_recall_1.00",
+    "IPrec(recall=0,reach=ratio)": "iprec_at_recall_0.00",
+    "IPrec(recall=0.1,reach=ratio)": "iprec_at_recall_0.10",
+    "IPrec(recall=0.5,reach=ratio)": "iprec_at_recall_0.50",
+    "IPrec(recall=1,reach=ratio)": "iprec_at_recall_1.00",
     "infAP": "infAP",
     "GMAP": "gm_map",
 }
