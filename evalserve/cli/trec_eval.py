@@ -1,0 +1,144 @@
+"""``evalserve trec_eval ARGS...``: trec_eval 10.0's command line, output and exit codes (a drop-in: scripts that
+run ``trec_eval -q -m all_trec qrels run`` can run ``evalserve trec_eval`` instead and read the same bytes).
+
+Options are read as trec_eval reads them (GNU getopt: combined flags ``-qc``, ``-mP.5``, ``-l2``, options after
+the files, its long options); the meaning of measure requests and the output are
+``evaluation.drop_in.trec_eval``'s. Where trec_eval stops with a misleading message or crashes, this says what is
+wrong instead (same exit code where trec_eval has one).
+"""
+
+from __future__ import annotations
+
+import getopt
+import sys
+from typing import Any
+
+from evalserve.cli.commands import help_of
+
+#: trec_eval's short options (getopt string) and long options
+SHORT = "hvqm:cl:nD:JN:M:R:T:oZ:"
+LONG = {"help": "h", "version": "v", "query_eval_wanted": "q", "measure=": "m", "complete_rel_info_wanted": "c",
+        "level_for_rel=": "l", "nosummary": "n", "Debug_level=": "D", "Judged_docs_only": "J",
+        "Number_docs_in_coll=": "N", "Max_retrieved_per_topic=": "M", "Rel_info_format=": "R",
+        "Results_format=": "T", "Output_old_results_format": "o", "Zscore=": "Z"}
+
+USAGE = """\
+usage: evalserve trec_eval [-h] [-v] [-q] [-m measure[.params]]... [-c] [-n] [-l num] [-M num] [-J] [-N num]
+                           [-R qrels] [-T trec_results] [-D num[.qid]] qrels_file run_file
+"""
+
+HELP = USAGE + """
+trec_eval 10.0's command line and output, computed by evalserve (the run file may be '-' for standard input).
+
+  -q            print each topic's values before the summary ('all') lines
+  -m MEASURE    measure, trec_eval measure name with optional parameters after a '.', e.g. P.5,10
+                ndcg_cut.10 iprec_at_recall..25,.5 utility.2,-1,0,0 ndcg.1=3,2=9; or a nickname:
+                official (the default), all_trec, set; repeatable
+  -c            average over every judged topic; a topic the run lacks scores 0
+  -l NUM        lowest grade that counts as relevant (default 1)
+  -n            no summary lines
+  -M NUM        evaluate only each topic's first NUM documents
+  -J            drop documents that are not judged (or judged with a negative grade) before evaluating
+  -N NUM        number of documents in the collection (read by utility's fourth parameter)
+  -R FORMAT     judgment format: qrels only (prefs, qrels_prefs, qrels_jg are refused)
+  -T FORMAT     run format: trec_results only
+  -D NUM[.QID]  debug level; with .QID only that topic is evaluated (no debug output is printed)
+  -v            print the version trec_eval reports and exit
+  -h            this help
+
+`evalserve measures` documents every measure; `evalserve evaluate` reads more formats and writes JSON, TSV, CSV.
+"""
+
+
+def register(sub: Any) -> None:
+    """Listed by ``evalserve --help``; ``evalserve.cli.main`` hands the words after ``trec_eval`` to ``main``."""
+    sub.add_parser("trec_eval", help=help_of("trec_eval"), add_help=False)
+
+
+def main(argv: list[str]) -> int:
+    """Run trec_eval's command line ``argv`` (without the program name); returns the exit code."""
+    try:
+        pairs, files = getopt.gnu_getopt(argv, SHORT, list(LONG))
+    except getopt.GetoptError as exc:
+        return _usage(str(exc))
+    flags = [(LONG.get(k.lstrip("-"), LONG.get(k.lstrip("-") + "=", k.lstrip("-"))), v) for k, v in pairs]
+    if any(k == "h" for k, _ in flags):
+        sys.stdout.write(HELP)
+        return 0
+    if any(k == "v" for k, _ in flags):
+        from evaluation.drop_in.trec_eval import VERSION
+
+        print(f"trec_eval version {VERSION}", file=sys.stderr)
+        return 0
+    if len(files) != 2:
+        return _usage(f"expected two files, the judgments and the run; got {len(files)}")
+    return _evaluate(flags, files[0], files[1])
+
+
+def _evaluate(flags: list[tuple[str, str]], qrels_path: str, run_path: str) -> int:
+    from evalserve.cli.evaluate import open_input
+    from evaluation.drop_in.trec_eval import Options, TrecEvalUsageError, c_atol, evaluate, last_run_tag
+    from evaluation.formats.source import Blob
+    from evaluation.pipeline import load_inputs
+    from evaluation.problems import InputError
+
+    requests: list[str] = []
+    options: dict[str, Any] = {}
+    for key, value in flags:
+        if key == "m":
+            requests.append(value)
+        elif key == "q":
+            options["per_topic"] = True
+        elif key == "n":
+            options["summary"] = False
+        elif key == "c":
+            options["complete"] = True
+        elif key == "l":
+            options["level"] = c_atol(value)
+        elif key == "M":
+            options["max_per_topic"] = c_atol(value)
+        elif key == "J":
+            options["judged_only"] = True
+        elif key == "D":
+            level, _, qid = value.partition(".")
+            if qid:
+                options["only_topic"] = qid
+        elif key == "R" and value != "qrels":
+            return _refuse(f"-R {value}: evalserve trec_eval reads qrels judgments only (trec_eval's -R qrels);"
+                           " preference judgments are read by `evalserve evaluate --preferences`", 2)
+        elif key == "T" and value != "trec_results":
+            return _refuse(f"-T {value}: evalserve trec_eval reads trec_results runs only", 2)
+        elif key == "Z":
+            return _refuse("-Z (z-scores): not supported by evalserve trec_eval", 1)
+    qrels_blob, run_blob = open_input(qrels_path), open_input(run_path)
+    try:
+        inputs = load_inputs(qrels_blob, [run_blob], qrels_format="trec", run_format="trec")
+    except InputError as exc:
+        for problem in exc.problems:
+            print(problem, file=sys.stderr)
+        if exc.omitted:
+            print(f"... and {exc.omitted} more errors", file=sys.stderr)
+        return 2
+    runid = last_run_tag(run_blob.data) if isinstance(run_blob, Blob) else ""
+    try:
+        outcome = evaluate(inputs.qrels, inputs.runs[0], runid, requests, Options(**options))
+    except TrecEvalUsageError as exc:
+        return _refuse(str(exc), exc.exit_code)
+    if outcome.missing:
+        print(f"evalserve trec_eval: not computed (not in evalserve yet): {', '.join(outcome.missing)}",
+              file=sys.stderr)
+    sys.stdout.write(outcome.text)
+    if outcome.exit_code:
+        return _refuse(outcome.error, outcome.exit_code)
+    return 0
+
+
+def _usage(message: str) -> int:
+    print(f"evalserve trec_eval: {message}", file=sys.stderr)
+    sys.stderr.write(USAGE)
+    return 1
+
+
+def _refuse(message: str, code: int) -> int:
+    print(f"evalserve trec_eval: {message}", file=sys.stderr)
+    return code

@@ -1,0 +1,467 @@
+"""trec_eval 10.0 as a drop-in: its measure requests (``-m name[.params]``, nicknames), its options' effect on the
+evaluation (``-c -l -M -J -N -q -n``) and its output text, byte for byte (spec Appendix E.1).
+
+The numbers are evalserve's: every value line names a measure the registry resolves from trec_eval's own label
+(``P_5``, ``iprec_at_recall_0.10``, ``utility``) or dotted request (``utility.2,-1,0,0``) through
+``evaluation.measures.names``, so a measure added there is picked up here without a change. What is trec_eval's
+and kept here: its measure table (order, output shape, default parameters), its nicknames, how it reads
+parameters (``atol``/``atof``, sorted cut-offs, first request wins), and how it sums and prints (per-topic values
+in ``%6.4f`` or as integers, means as sequential sums in topic order divided by the number of topics).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Literal
+
+import numpy as np
+
+from evaluation.evaluator import GEOMETRIC_FLOOR, Evaluator
+from evaluation.measures.base import Measure
+from evaluation.measures.registry import default_registry
+from evaluation.model import Qrels, Run
+from evaluation.problems import EvaluationError, MeasureError
+from evaluation.ranking import rank_run
+
+#: How a trec_eval measure turns its parameters into values and prints them (trec_eval's init/print routines).
+Shape = Literal["runid", "num_q", "count", "float", "geometric", "cut_long", "cut_double", "params", "pairs",
+                "relstring", "other_format"]
+
+#: The version ``-v`` reports (trec_eval 10.0's own build says ``10.0-rc3``).
+VERSION = "10.0-rc3"
+
+
+@dataclass(frozen=True)
+class TrecEvalMeasure:
+    """One row of trec_eval's measure table: its name, output shape and default cut-offs or parameters."""
+
+    name: str
+    shape: Shape
+    defaults: tuple[float, ...] = ()
+
+
+_CUTS = (5.0, 10.0, 15.0, 20.0, 30.0, 100.0, 200.0, 500.0, 1000.0)
+_ELEVEN = (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
+
+#: trec_eval 10.0's measure table, in its order (measures.c): output lines follow this order, not ``-m``'s.
+MEASURES: tuple[TrecEvalMeasure, ...] = (
+    TrecEvalMeasure("runid", "runid"),
+    TrecEvalMeasure("num_q", "num_q"),
+    TrecEvalMeasure("num_ret", "count"),
+    TrecEvalMeasure("num_rel", "count"),
+    TrecEvalMeasure("num_rel_ret", "count"),
+    TrecEvalMeasure("map", "float"),
+    TrecEvalMeasure("gm_map", "geometric"),
+    TrecEvalMeasure("Rprec", "float"),
+    TrecEvalMeasure("bpref", "float"),
+    TrecEvalMeasure("recip_rank", "float"),
+    TrecEvalMeasure("iprec_at_recall", "cut_double", _ELEVEN),
+    TrecEvalMeasure("P", "cut_long", _CUTS),
+    TrecEvalMeasure("relstring", "relstring", (10.0,)),
+    TrecEvalMeasure("recall", "cut_long", _CUTS),
+    TrecEvalMeasure("infAP", "float"),
+    TrecEvalMeasure("gm_bpref", "geometric"),
+    TrecEvalMeasure("Rprec_mult", "cut_double", (0.2, 0.4, 0.6, 0.8, 1.0, 1.2, 1.4, 1.6, 1.8, 2.0)),
+    TrecEvalMeasure("utility", "params"),
+    TrecEvalMeasure("11pt_avg", "params"),
+    TrecEvalMeasure("binG", "float"),
+    TrecEvalMeasure("G", "pairs"),
+    TrecEvalMeasure("dcg", "pairs"),
+    TrecEvalMeasure("ideal_dcg", "pairs"),
+    TrecEvalMeasure("ndcg", "pairs"),
+    TrecEvalMeasure("ndcg_rel", "pairs"),
+    TrecEvalMeasure("Rndcg", "pairs"),
+    TrecEvalMeasure("ndcg_cut", "cut_long", _CUTS),
+    TrecEvalMeasure("map_cut", "cut_long", _CUTS),
+    TrecEvalMeasure("relative_P", "cut_long", _CUTS),
+    TrecEvalMeasure("success", "cut_long", (1.0, 5.0, 10.0)),
+    TrecEvalMeasure("set_P", "float"),
+    TrecEvalMeasure("set_relative_P", "float"),
+    TrecEvalMeasure("set_recall", "float"),
+    TrecEvalMeasure("set_map", "float"),
+    TrecEvalMeasure("set_F", "params"),
+    TrecEvalMeasure("num_nonrel_judged_ret", "count"),
+    *(TrecEvalMeasure(f"prefs_{name}", "other_format") for name in (
+        "num_prefs_poss", "num_prefs_ful", "num_prefs_ful_ret", "simp", "pair", "avgjg", "avgjg_Rnonrel",
+        "simp_ret", "pair_ret", "avgjg_ret", "avgjg_Rnonrel_ret", "simp_imp", "pair_imp", "avgjg_imp")),
+    TrecEvalMeasure("map_avgjg", "other_format"),
+    TrecEvalMeasure("P_avgjg", "other_format"),
+    TrecEvalMeasure("Rprec_mult_avgjg", "other_format"),
+    TrecEvalMeasure("yaap", "float"),
+    TrecEvalMeasure("rbp", "pairs"),
+    TrecEvalMeasure("rbp_resid", "pairs"),
+    TrecEvalMeasure("unj", "cut_long", (5.0, 10.0, 20.0)),
+)
+_BY_NAME = {m.name: m for m in MEASURES}
+
+_PREFS = ("prefs_num_prefs_poss", "prefs_num_prefs_ful", "prefs_num_prefs_ful_ret", "prefs_simp", "prefs_pair",
+          "prefs_avgjg")
+#: trec_eval 10.0's measure nicknames (``-m official`` ...), each naming measures of ``MEASURES``.
+NICKNAMES: dict[str, tuple[str, ...]] = {
+    "official": ("runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "map", "gm_map", "Rprec", "bpref",
+                 "recip_rank", "iprec_at_recall", "P"),
+    "set": ("runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "utility", "set_P", "set_recall",
+            "set_relative_P", "set_map", "set_F"),
+    "all_trec": ("runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "map", "gm_map", "Rprec", "bpref",
+                 "recip_rank", "iprec_at_recall", "P", "relstring", "recall", "unj", "rbp", "rbp_resid", "infAP",
+                 "gm_bpref", "utility", "11pt_avg", "ndcg", "relative_P", "Rprec_mult", "success", "map_cut",
+                 "ndcg_cut", "ndcg_rel", "Rndcg", "binG", "G", "set_P", "set_recall", "set_relative_P", "set_map",
+                 "set_F", "num_nonrel_judged_ret"),
+    "all_prefs": ("runid", "num_q", *_PREFS, "prefs_avgjg_Rnonrel", "prefs_simp_ret", "prefs_pair_ret",
+                  "prefs_avgjg_ret", "prefs_avgjg_Rnonrel_ret", "prefs_simp_imp", "prefs_pair_imp",
+                  "prefs_avgjg_imp"),
+    "prefs": ("runid", "num_q", *_PREFS),
+    "qrels_jg": ("runid", "num_q", "map_avgjg", "P_avgjg", "Rprec_mult_avgjg"),
+}
+
+
+class TrecEvalUsageError(EvaluationError):
+    """A trec_eval command line trec_eval itself refuses; ``exit_code`` is trec_eval's (1 bad request, 2 a
+    measure that cannot be initialised)."""
+
+    code = "invalid-measure"
+
+    def __init__(self, message: str, exit_code: int = 1) -> None:
+        super().__init__(message)
+        self.exit_code = exit_code
+
+
+@dataclass(frozen=True)
+class Selection:
+    """The measures a list of ``-m`` requests marks (trec_eval's order) and the parameter text of each: the
+    first ``name.params`` request of a measure wins, as in trec_eval."""
+
+    marked: tuple[str, ...]
+    params: Mapping[str, str] = field(default_factory=dict)
+
+
+def select(requests: Sequence[str]) -> Selection:
+    """Mark measures as trec_eval's ``-m`` does (no request: ``official``); unknown names and empty parameter
+    lists raise TrecEvalUsageError (trec_eval's exit 1)."""
+    marked: set[str] = set()
+    params: dict[str, str] = {}
+    for request in requests or ("official",):
+        name, dot, text = request.partition(".")
+        if dot:
+            if not text:
+                raise TrecEvalUsageError(f"-m {request}: the parameter list after '.' is empty")
+            params.setdefault(name, text)
+        names = NICKNAMES.get(name, (name,))
+        unknown = [n for n in names if n not in _BY_NAME]
+        if unknown:
+            raise TrecEvalUsageError(f"-m {request}: trec_eval has no measure or nickname {name!r}"
+                                     f"{_suggestion(name)}")
+        marked.update(names)
+    return Selection(tuple(m.name for m in MEASURES if m.name in marked), params)
+
+
+def _suggestion(name: str) -> str:
+    import difflib
+
+    close = difflib.get_close_matches(name, [*_BY_NAME, *NICKNAMES], n=3, cutoff=0.6)
+    return f"; did you mean {' or '.join(close)}?" if close else " (nicknames: " + ", ".join(NICKNAMES) + ")"
+
+
+@dataclass(frozen=True)
+class Slot:
+    """One value a selected measure prints: its label, how it is printed and summed, and the evalserve measure
+    giving it (None for ``runid``, ``num_q`` and ``relstring``, which this module computes itself)."""
+
+    source: str  # the trec_eval measure
+    label: str
+    how: Literal["float", "count", "geometric", "runid", "num_q", "relstring"]
+    spelling: str = ""  # what the registry is asked for
+    length: int = 0  # relstring's
+
+
+def slots(selection: Selection) -> list[Slot]:
+    """Every value line of the selected measures, in trec_eval's order, with trec_eval's labels; parameters that
+    trec_eval refuses raise TrecEvalUsageError (its exit 2, "Cannot initialize measure")."""
+    out: list[Slot] = []
+    for name in selection.marked:
+        m = _BY_NAME[name]
+        text = selection.params.get(name)
+        if m.shape == "other_format":
+            raise TrecEvalUsageError(f"measure {name} needs trec_eval's preference or qrels_jg judgments (-R prefs,"
+                                     " -R qrels_prefs, -R qrels_jg), which evalserve trec_eval does not read; its"
+                                     " preference measures are `evalserve evaluate` measures", 2)
+        if m.shape in ("runid", "num_q"):
+            out.append(Slot(name, name, m.shape))
+        elif m.shape in ("count", "float", "geometric"):
+            out.append(Slot(name, name, "count" if m.shape == "count" else m.shape, name))  # (params ignored)
+        elif m.shape == "cut_long":
+            for k in _long_cutoffs(text, name) if text is not None else [int(v) for v in m.defaults]:
+                out.append(Slot(name, f"{name}_{k}", "float", f"{name}_{k}"))
+        elif m.shape == "cut_double":
+            for v in _double_cutoffs(text, name) if text is not None else list(m.defaults):
+                out.append(Slot(name, f"{name}_{v:3.2f}", "float", f"{name}_{v!r}"))
+        elif m.shape == "relstring":
+            length = c_atof(text.split(",")[0]) if text is not None else m.defaults[0]
+            label = name if text is None else f"{name}_{text}"
+            out.append(Slot(name, label, "relstring", length=max(0, _c_long(length))))
+        else:  # one value, parameters in its label
+            if text is not None and m.shape == "pairs" and not _pairs_ok(text):
+                raise TrecEvalUsageError(f"-m {name}.{text}: {name} takes name=value pairs, e.g. {name}.1=0.5,2=3",
+                                         2)
+            out.append(Slot(name, name if text is None else f"{name}_{text}", "float",
+                            name if text is None else f"{name}.{text}"))
+    return out
+
+
+def _long_cutoffs(text: str, name: str) -> list[int]:
+    values = sorted(c_atol(piece) for piece in text.split(","))
+    if values[0] <= 0:
+        raise TrecEvalUsageError(f"-m {name}.{text}: cut-offs must be positive integers", 2)
+    if len(set(values)) < len(values):
+        raise TrecEvalUsageError(f"-m {name}.{text}: a cut-off is given twice", 2)
+    return values
+
+
+def _double_cutoffs(text: str, name: str) -> list[float]:
+    values = sorted(c_atof(piece) for piece in text.split(","))
+    if len(set(values)) < len(values):
+        raise TrecEvalUsageError(f"-m {name}.{text}: a cut-off is given twice", 2)
+    return values
+
+
+def _pairs_ok(text: str) -> bool:
+    """trec_eval's check of ``a=x,b=y`` parameter lists (get_param_pairs)."""
+    last = ","
+    for ch in text:
+        if ch in ",=":
+            if ch == last:
+                return False
+            last = ch
+    return last == "="
+
+
+_LONG_PREFIX = re.compile(r"\s*[+-]?[0-9]+")
+_FLOAT_PREFIX = re.compile(r"\s*[+-]?(?:0[xX](?:[0-9a-fA-F]+\.?[0-9a-fA-F]*|\.[0-9a-fA-F]+)(?:[pP][+-]?[0-9]+)?"
+                           r"|(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?|inf(?:inity)?|nan)", re.IGNORECASE)
+
+
+def c_atol(text: str) -> int:
+    """C ``atol``: the integer at the start of ``text`` (0 if none)."""
+    match = _LONG_PREFIX.match(text)
+    return int(match.group()) if match else 0
+
+
+def c_atof(text: str) -> float:
+    """C ``atof``: the number at the start of ``text`` (0.0 if none)."""
+    from evaluation.formats.numbers import strtod_field
+
+    match = _FLOAT_PREFIX.match(text)
+    if not match:
+        return 0.0
+    value = strtod_field(match.group().strip().encode())
+    return 0.0 if value is None else value
+
+
+def _c_long(value: float) -> int:
+    return int(value) if math.isfinite(value) else 0
+
+
+@dataclass(frozen=True)
+class Options:
+    """The options of a trec_eval command line that change what is computed or printed."""
+
+    per_topic: bool = False  # -q
+    summary: bool = True  # not -n
+    complete: bool = False  # -c
+    level: int = 1  # -l
+    max_per_topic: int | None = None  # -M
+    judged_only: bool = False  # -J
+    only_topic: str | None = None  # -D level.qid
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What trec_eval would print and its exit code; ``missing``: selected trec_eval measures evalserve cannot
+    compute yet (their lines are left out; the caller says so on standard error)."""
+
+    text: str
+    exit_code: int = 0
+    error: str = ""
+    missing: tuple[str, ...] = ()
+
+
+def resolve(chosen: Sequence[Slot], level: int) -> tuple[dict[str, Measure], list[str]]:
+    """The evalserve measure of each slot (keyed by label) at relevance level ``level``, and the trec_eval
+    measures the registry cannot resolve (yet)."""
+    registry = default_registry()
+    found: dict[str, Measure] = {}
+    missing: list[str] = []
+    for slot in chosen:
+        if not slot.spelling:
+            continue
+        try:
+            measure = registry.parse(slot.spelling)
+            if level != 1 and measure.definition.param("rel") is not None:
+                measure = measure.definition.instance({**measure.params, "rel": level}, measure.cutoff)
+        except MeasureError:
+            if slot.source not in missing:
+                missing.append(slot.source)
+            continue
+        found[slot.label] = measure.labelled(slot.label)
+    return found, missing
+
+
+def restrict(run: Run, qrels: Qrels, options: Options) -> Run:
+    """The run as trec_eval evaluates it: each topic cut to its best ``-M`` documents (trec_eval's order), then
+    with ``-J`` only documents judged with a grade >= 0."""
+    if options.max_per_topic is None and not options.judged_only:
+        return run
+    ranking = rank_run(run, "trec")
+    keep = ranking.order
+    if options.max_per_topic is not None:
+        position = np.arange(keep.size) - np.repeat(ranking.offsets[:-1], np.diff(ranking.offsets))
+        keep = keep[position < max(options.max_per_topic, 0)]
+    if options.judged_only:
+        grades = _grades(qrels)
+        topics = run.topics
+        judged = np.array([grades.get((topics[run.topic[i]], bytes(run.docno[i])), -1) >= 0 for i in keep.tolist()],
+                          dtype=bool)
+        keep = keep[judged] if keep.size else keep
+    keep = np.sort(keep)
+    return Run(run.name, run.topics, run.topic[keep], run.docno[keep], run.score[keep], run.rank[keep], run.tags,
+               run.ranks_valid)
+
+
+def _grades(qrels: Qrels) -> dict[tuple[str, bytes], int]:
+    """(topic, docno) -> grade (the highest over intents), as trec_eval's single-intent qrels hold it."""
+    adhoc = qrels.adhoc
+    n = max(1, qrels.docnos.size)
+    out: dict[tuple[str, bytes], int] = {}
+    for key, topic, grade in zip(adhoc.key.tolist(), adhoc.topic.tolist(), adhoc.grade.tolist()):
+        out[(qrels.topics[topic], bytes(qrels.docnos[key % n]))] = grade
+    return out
+
+
+def evaluate(qrels: Qrels, run: Run, runid: str, requests: Sequence[str], options: Options) -> Outcome:
+    """trec_eval's output for ``run`` against ``qrels`` (the run already read; ``runid``: the tag of its last
+    line, which trec_eval prints), or the refusal trec_eval would give, said clearly."""
+    chosen = slots(select(requests))
+    if options.level < 1:
+        raise TrecEvalUsageError(f"-l {options.level}: evalserve counts a grade as relevant from 1 up (-l 1 or"
+                                 " more); grade 0 is not relevant in its measures")
+    measures, missing = resolve(chosen, options.level)
+    run = restrict(run, qrels, options)
+    order = sorted(qrels.topics, key=lambda t: t.encode())
+    if options.only_topic is not None:
+        order = [t for t in order if t == options.only_topic]
+    present = set(run.topics)
+    absent = [t for t in order if t not in present]
+    if absent and not options.complete:
+        return Outcome("", 4, f"topic {absent[0]!r} is judged but the run has no results for it (trec_eval stops"
+                       " here with exit 4 and the message \"result qid not found in qrels\"); add -c to score such"
+                       " topics 0, or remove them from the qrels")
+    if not order:
+        return Outcome("", 7, "no topic is both judged and in the run")
+    evaluator = Evaluator(qrels, list(measures.values()), "trec", "complete")
+    scores = evaluator.evaluate(run)
+    index = {t: i for i, t in enumerate(scores.topics)}
+    rows = [index[t] for t in order]
+    values = {label: np.asarray(scores.values[label], dtype=np.float64)[rows] for label in measures}
+    if absent:  # trec_eval scores a missing topic on a one-document ranking of an unjudged document
+        _bogus(values, [i for i, t in enumerate(order) if t not in present], chosen)
+    strings = _relstrings(qrels, run, order, chosen)
+    lines: list[str] = []
+    printed = [s for s in chosen if s.how in ("float", "count", "relstring") and (s.label in measures or
+                                                                                  s.how == "relstring")]
+    if options.per_topic:
+        for i, topic in enumerate(order):
+            for slot in printed:
+                if slot.how == "relstring":
+                    lines.append(f"{slot.label:<22}\t{topic}\t'{strings[slot.label][i]}'\n")
+                else:
+                    lines.append(_line(slot.label, topic, values[slot.label][i], slot.how))
+    if options.summary:
+        n = len(order)
+        for slot in chosen:
+            if slot.how == "runid":
+                lines.append(f"{'runid':<22}\tall\t{runid}\n")
+            elif slot.how == "num_q":
+                lines.append(f"{'num_q':<22}\tall\t{n}\n")
+            elif slot.how == "relstring" or slot.label not in measures:
+                continue
+            elif slot.how == "count":
+                total = _num_rel_complete(qrels) if (slot.source == "num_rel" and options.complete) else \
+                    sequential_sum(values[slot.label])
+                lines.append(_line(slot.label, "all", total, "count"))
+            elif slot.how == "geometric":
+                logs = np.log(np.maximum(values[slot.label], GEOMETRIC_FLOOR))
+                lines.append(_line(slot.label, "all", math.exp(sequential_sum(logs) / n), "float"))
+            else:
+                lines.append(_line(slot.label, "all", sequential_sum(values[slot.label]) / n, "float"))
+    return Outcome("".join(lines), 0, "", tuple(missing))
+
+
+def _bogus(values: dict[str, np.ndarray], rows: list[int], chosen: Sequence[Slot]) -> None:
+    """Values of topics the run lacks under ``-c``: trec_eval's stand-in ranking retrieves nothing judged, and it
+    then zeroes num_ret, utility, unj and rbp_resid; evalserve's complete policy already scores them so, except
+    the counts of retrieved documents, which trec_eval zeroes too."""
+    for slot in chosen:
+        if slot.label in values and slot.source in ("num_ret", "utility", "rbp_resid", "unj"):
+            values[slot.label][rows] = 0.0
+
+
+def _num_rel_complete(qrels: Qrels) -> int:
+    """trec_eval's ``num_rel`` summary under ``-c``: judgments with a grade above 0 over every judged topic,
+    whatever ``-l`` says (m_num_rel.c's average)."""
+    return int((qrels.adhoc.grade > 0).sum())
+
+
+def _relstrings(qrels: Qrels, run: Run, order: Sequence[str], chosen: Sequence[Slot]) -> dict[str, list[str]]:
+    """``relstring``: each topic's first n grades as characters (0-9, '>' above 9, '-' unjudged, '.' a negative
+    grade, which trec_eval reads as judged-but-unassessed)."""
+    wanted = [s for s in chosen if s.how == "relstring"]
+    if not wanted:
+        return {}
+    grades = _grades(qrels)
+    ranking = rank_run(run, "trec")
+    by_topic: dict[str, list[int]] = {}
+    longest = max(s.length for s in wanted)
+    for t, name in enumerate(run.topics):
+        rows = ranking.order[ranking.offsets[t]: min(ranking.offsets[t + 1], ranking.offsets[t] + longest)]
+        by_topic[name] = [grades.get((name, bytes(run.docno[r])), -1_000_000) for r in rows.tolist()]
+    out: dict[str, list[str]] = {}
+    for slot in wanted:
+        out[slot.label] = ["".join(_rel_char(g) for g in by_topic.get(t, [])[: slot.length]) for t in order]
+    return out
+
+
+def _rel_char(grade: int) -> str:
+    if grade == -1_000_000:
+        return "-"
+    if grade < 0:
+        return "."
+    return ">" if grade > 9 else str(grade)
+
+
+def sequential_sum(values: Iterable[float]) -> float:
+    """Left-to-right double sum, as trec_eval accumulates (not numpy's pairwise nor Python 3.12's compensated
+    ``sum``): the last element of a running ``np.cumsum``."""
+    array = np.asarray(list(values) if not isinstance(values, np.ndarray) else values, dtype=np.float64)
+    return float(np.cumsum(array)[-1]) if array.size else 0.0
+
+
+def _line(label: str, topic: str, value: float, how: str) -> str:
+    shown = str(_c_long(value)) if how == "count" else f"{value:6.4f}"
+    return f"{label:<22}\t{topic}\t{shown}\n"
+
+
+def last_run_tag(data: bytes) -> str:
+    """The run tag trec_eval prints as ``runid``: the sixth field of the file's last line that is neither blank
+    nor a ``#`` comment (trec_eval keeps the last line's, whatever the others say)."""
+    end = len(data)
+    while end > 0:
+        start = data.rfind(b"\n", 0, end - 1) + 1 if data[end - 1:end] == b"\n" else data.rfind(b"\n", 0, end) + 1
+        line = data[start:end].strip()
+        end = start
+        if line and not line.startswith(b"#"):
+            fields = line.split()
+            return fields[5].decode("utf-8", "replace") if len(fields) > 5 else ""
+    return ""
