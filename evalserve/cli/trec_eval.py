@@ -100,7 +100,7 @@ def _evaluate(flags: list[tuple[str, str]], qrels_path: str, run_path: str) -> i
         elif key == "J":
             options["judged_only"] = True
         elif key == "D":
-            level, _, qid = value.partition(".")
+            _level, _, qid = value.partition(".")
             if qid:
                 options["only_topic"] = qid
         elif key == "R" and value != "qrels":

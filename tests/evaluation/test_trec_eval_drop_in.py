@@ -1,0 +1,249 @@
+"""``evalserve trec_eval`` against the real trec_eval 10.0 (built by the ``oracles`` fixture): the same command
+line gives the same standard output, byte for byte, and the same exit code -- on trec_eval's own fixtures (and
+their ``out.test*`` files), the TREC Web 2012 runs, and generated runs (ties, unjudged and negatively judged
+documents, large grades, odd docnos and topic ids, every score spelling strtod reads).
+
+``KNOWN_MISSING``: trec_eval measures evalserve does not compute (or not with trec_eval 10.0's numbers) on this
+branch; their lines are left out of both outputs before the comparison. The te-measures branch adds them: the
+merger empties the list and every line is compared.
+"""
+
+from __future__ import annotations
+
+import gzip
+import io
+import re
+import subprocess
+import sys
+from collections.abc import Sequence
+from contextlib import redirect_stderr, redirect_stdout
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from evalserve.cli import trec_eval as cli
+from tests.oracle_tools import Oracles
+
+#: trec_eval measures (or exact labels) whose lines are not compared yet -- empty this after merging te-measures
+KNOWN_MISSING: tuple[str, ...] = (
+    "gm_bpref", "Rprec_mult", "utility", "11pt_avg", "binG", "G", "ndcg_rel", "Rndcg", "relative_P",
+    "set_relative_P", "set_map", "num_nonrel_judged_ret", "rbp_resid", "unj",
+    "rbp", "iprec_at_recall",  # computed, but not yet with trec_eval 10.0's rule
+    "ndcg_1=3,2=9,4=4.5",  # trec_eval's per-grade gain table (meas_params): no evalserve nDCG parameter for it
+)
+
+
+def comparable(text: str) -> str:
+    """``text`` without the lines of ``KNOWN_MISSING`` measures."""
+    def kept(line: str) -> bool:
+        label = line.split("\t", 1)[0].rstrip()
+        return not any(label == name or label.startswith(name + "_") for name in KNOWN_MISSING)
+
+    return "".join(line for line in text.splitlines(keepends=True) if kept(line))
+
+
+def ours(argv: Sequence[str]) -> tuple[str, int, str]:
+    """``evalserve trec_eval argv`` in this process: (stdout, exit code, stderr)."""
+    out, err = io.StringIO(), io.StringIO()
+    with redirect_stdout(out), redirect_stderr(err):
+        code = cli.main(list(argv))
+    return out.getvalue(), code, err.getvalue()
+
+
+def theirs(trec_eval: Path, argv: Sequence[str]) -> tuple[str, int]:
+    done = subprocess.run([str(trec_eval), *argv], capture_output=True, timeout=60)
+    return done.stdout.decode(), done.returncode
+
+
+def assert_same(trec_eval: Path, argv: Sequence[str]) -> str:
+    """Both tools on ``argv``: same exit code, and (when trec_eval succeeds) the same comparable stdout."""
+    expected, expected_code = theirs(trec_eval, argv)
+    got, code, err = ours(argv)
+    assert code == expected_code, (argv, err)
+    if expected_code == 0:
+        assert comparable(got) == comparable(expected), argv
+        if not KNOWN_MISSING:
+            assert got == expected, argv
+    else:
+        assert err, "a refusal says why"
+    return got
+
+
+@pytest.fixture(scope="module")
+def fixtures(shared_data: Path) -> Path:
+    folder = shared_data / "trec_eval-test"
+    if not folder.is_dir():
+        pytest.skip(f"{folder} is missing")
+    return folder
+
+
+#: trec_eval's own regression commands (quicktest-commands.txt) and the file each must reproduce
+QUICKTEST = [
+    ([], "qrels.test", "results.test", "out.test"),
+    (["-m", "all_trec"], "qrels.test", "results.test", "out.test.a"),
+    (["-m", "all_trec", "-q"], "qrels.test", "results.test", "out.test.aq"),
+    (["-m", "all_trec", "-q", "-c"], "qrels.test", "results.trunc", "out.test.aqc"),
+    (["-m", "all_trec", "-q", "-c", "-M100"], "qrels.test", "results.trunc", "out.test.aqcM"),
+    (["-m", "all_trec", "-mrelstring.20", "-q", "-l2"], "qrels.rel_level", "results.test", "out.test.aql"),
+    (["-q", "-miprec_at_recall..10,.20,.25,.75,.50", "-m", "P.5,7,3", "-m", "recall.20,2000", "-m",
+      "Rprec_mult.5.0,0.2,0.35", "-mutility.2,-1,0,0", "-m", "11pt_avg..25,.5,.75", "-mndcg.1=3,2=9,4=4.5",
+      "-mndcg_cut.10,20,23.4", "-msuccess.2,5,20"], "qrels.test", "results.test", "out.test.meas_params"),
+]
+
+
+@pytest.mark.parametrize(("flags", "qrels", "run", "expected"), QUICKTEST, ids=[q[3] for q in QUICKTEST])
+def test_trec_eval_fixtures(oracles: Oracles, fixtures: Path, flags: list[str], qrels: str, run: str,
+                            expected: str) -> None:
+    argv = [*flags, str(fixtures / qrels), str(fixtures / run)]
+    got = assert_same(oracles.trec_eval, argv)
+    assert comparable(got) == comparable((fixtures / expected).read_text())
+
+
+#: every trec_eval flag, alone and combined (on graded judgments with -1 grades: qrels.rel_level)
+FLAG_SETS = [
+    ["-q"], ["-n", "-q"], ["-n"], ["-c", "-q"], ["-l", "2", "-q"], ["-l3"], ["-M", "50", "-q"], ["-M0"], ["-J", "-q"],
+    ["-J", "-M", "20", "-c", "-q"], ["-N", "100000", "-q"], ["-m", "P", "-q"], ["-m", "recall"], ["-m", "success"],
+    ["-m", "set", "-q"], ["-m", "official"], ["-m", "all_trec", "-q", "-l2", "-J"],
+    ["-m", "P.5,10", "-m", "ndcg_cut.10"],
+    ["-m", "map_cut.3,1000", "-m", "P.30", "-m", "P.1"], ["-m", "ndcg_cut", "-m", "map_cut"], ["-mrelstring.3", "-q"],
+    ["-m", "num_q", "-m", "runid"], ["-m", "gm_map", "-q"], ["-m", "set_F", "-m", "set_P", "-q"],
+    ["-R", "qrels", "-T", "trec_results", "-q"], ["-qc", "-mall_trec"], ["-D", "0.302", "-q"], ["-o", "-q"],
+    ["--query_eval_wanted", "--measure=P.7", "--complete_rel_info_wanted", "--level_for_rel=2"],
+    ["--Max_retrieved_per_topic", "5", "--Judged_docs_only", "--nosummary", "-q"],
+    ["-m", "iprec_at_recall..5", "-m", "Rprec"], ["-v"],
+]
+
+
+@pytest.mark.parametrize("flags", FLAG_SETS, ids=[" ".join(f) for f in FLAG_SETS])
+def test_every_flag(oracles: Oracles, fixtures: Path, flags: list[str]) -> None:
+    assert_same(oracles.trec_eval, [*flags, str(fixtures / "qrels.rel_level"), str(fixtures / "results.test")])
+
+
+def test_files_after_flags_and_flags_after_files(oracles: Oracles, fixtures: Path) -> None:
+    """GNU getopt: options may follow the files."""
+    assert_same(oracles.trec_eval, [str(fixtures / "qrels.test"), "-q", str(fixtures / "results.test"), "-mP.5"])
+
+
+def test_refusals_keep_trec_eval_exit_codes(oracles: Oracles, fixtures: Path, tmp_path: Path) -> None:
+    """Bad requests exit as trec_eval does, with a message saying what is wrong."""
+    q, r = str(fixtures / "qrels.test"), str(fixtures / "results.test")
+    for argv in (["-m", "nosuch", q, r], ["-m", "P.", q, r], ["-m", "P.0,5", q, r], ["-m", "P.5,5", q, r],
+                 ["-x", q, r], [q], ["-m", "ndcg.1", q, r]):
+        assert_same(oracles.trec_eval, argv)
+    partial = tmp_path / "partial.run"  # topic 303 judged but not retrieved: trec_eval exits 4 (misleadingly)
+    partial.write_text("".join(line + "\n" for line in (fixtures / "results.test").read_text().splitlines()
+                               if not line.startswith("303")))
+    _, code, err = ours([q, str(partial)])
+    assert code == theirs(oracles.trec_eval, [q, str(partial)])[1] == 4
+    assert "'303'" in err and "-c" in err
+
+
+def test_unsupported_formats_are_refused_clearly(fixtures: Path) -> None:
+    q, r = str(fixtures / "qrels.test"), str(fixtures / "results.test")
+    for flags in (["-R", "prefs"], ["-T", "other"], ["-m", "prefs"], ["-Z", "zfile"]):
+        out, code, err = ours([*flags, q, r])
+        assert code != 0 and out == "" and "evalserve trec_eval:" in err
+
+
+def test_help_and_version() -> None:
+    out, code, _ = ours(["-h"])
+    assert code == 0 and "all_trec" in out
+    _, code, err = ours(["-v"])
+    assert code == 0 and err == "trec_eval version 10.0-rc3\n"
+
+
+def test_as_a_process(oracles: Oracles, fixtures: Path) -> None:
+    """The console command itself, one process, as scripts run trec_eval."""
+    argv = ["-q", "-m", "all_trec", str(fixtures / "qrels.test"), str(fixtures / "results.test")]
+    done = subprocess.run([sys.executable, "-m", "evalserve.cli.main", "trec_eval", *argv], capture_output=True,
+                          timeout=120)
+    assert done.returncode == 0
+    assert comparable(done.stdout.decode()) == comparable(theirs(oracles.trec_eval, argv)[0])
+
+
+@pytest.fixture(scope="module")
+def web2012(shared_data: Path, tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[Path]]:
+    runs_dir = shared_data / "trec-web-2012-runs" / "runs"
+    qrels = shared_data / "trec-web-2009-2014" / "2012" / "qrels.adhoc.txt"
+    if not runs_dir.is_dir() or not qrels.is_file():
+        pytest.skip("TREC Web 2012 runs or qrels are missing")
+    plain = tmp_path_factory.mktemp("web2012")
+    runs = []
+    for path in sorted(runs_dir.iterdir()):  # trec_eval reads no gzip
+        target = plain / path.name.removesuffix(".gz")
+        target.write_bytes(gzip.decompress(path.read_bytes()) if path.suffix == ".gz" else path.read_bytes())
+        runs.append(target)
+    return qrels, runs
+
+
+@pytest.mark.parametrize("flags", [["-q", "-m", "all_trec"], ["-q", "-c", "-m", "all_trec", "-l", "2"],
+                                   ["-J", "-m", "official", "-M", "100"]], ids=["aq", "acl2", "JM"])
+def test_web2012_runs(oracles: Oracles, web2012: tuple[Path, list[Path]], flags: list[str]) -> None:
+    qrels, runs = web2012
+    for run in runs:
+        assert_same(oracles.trec_eval, [*flags, str(qrels), str(run)])
+
+
+# --- generated runs -------------------------------------------------------------------------------------------
+
+TOPICS = st.sampled_from(["1", "2", "10", "q-7", "T.3", "ä5"])
+DOCNOS = st.sampled_from(["d1", "d2", "d10", "D-3", "doc.4", "x_5", "é6", "0", "Z", "a:b", "zz9", "m%1"])
+GRADES = st.integers(-2, 5) | st.sampled_from([9, 12, 100])
+
+
+def _spell(value: float, style: int) -> str:
+    """One score in one of the spellings C strtod reads."""
+    if style == 0:
+        return repr(value)
+    if style == 1:
+        return f"{value:e}"
+    if style == 2:
+        return value.hex()
+    if style == 3:
+        return f"{value:.0f}" if value else "-0"
+    return f"{value:g}"
+
+
+@st.composite
+def cases(draw: st.DrawFn) -> tuple[str, str]:
+    topics = draw(st.lists(TOPICS, min_size=1, max_size=3, unique=True))
+    qrels: list[str] = []
+    run: list[str] = []
+    for topic in topics:
+        judged = draw(st.lists(st.tuples(DOCNOS, GRADES), min_size=1, max_size=8, unique_by=lambda p: p[0]))
+        if all(g < 0 for _, g in judged):  # trec_eval crashes on a topic judged only negatively
+            judged[0] = (judged[0][0], 0)
+        qrels += [f"{topic} 0 {doc} {grade}" for doc, grade in judged]
+        if draw(st.integers(0, 9)) == 0:  # now and then a judged topic the run lacks (exit 4, or -c)
+            continue
+        docs = draw(st.lists(DOCNOS, min_size=1, max_size=10, unique=True))
+        for i, doc in enumerate(docs):
+            score = draw(st.sampled_from([0.0, 1.0, 1.0, 2.5, -3.0, 1e5, 0.125, 7.0]))  # ties on purpose
+            run.append(f"{topic} Q0 {doc} {i + 1} {_spell(score, draw(st.integers(0, 4)))} tag{len(run) % 2}")
+    if not run:
+        run.append(f"{topics[0]} Q0 d1 1 1 tag")
+    return "\n".join(qrels) + "\n", "\n".join(run) + "\n"
+
+
+SETTINGS = settings(max_examples=60, deadline=None, derandomize=True, database=None,
+                    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+
+
+@SETTINGS
+@given(case=cases(), flags=st.sampled_from([["-q", "-m", "all_trec"], ["-q", "-c", "-m", "all_trec"],
+                                            ["-q", "-c", "-l", "2", "-J", "-m", "all_trec"], ["-c", "-M", "3"]]))
+def test_generated_runs(oracles: Oracles, tmp_path: Path, case: tuple[str, str], flags: list[str]) -> None:
+    qrels, run = case
+    (tmp_path / "q").write_text(qrels)
+    (tmp_path / "r").write_text(run)
+    assert_same(oracles.trec_eval, [*flags, str(tmp_path / "q"), str(tmp_path / "r")])
+
+
+def test_known_missing_are_the_ones_reported(fixtures: Path) -> None:
+    """The stderr note names exactly the measures evalserve cannot compute yet (a subset of KNOWN_MISSING)."""
+    _, _, err = ours(["-m", "all_trec", str(fixtures / "qrels.test"), str(fixtures / "results.test")])
+    named = re.findall(r"not in evalserve yet\): (.*)", err)
+    missing = named[0].split(", ") if named else []
+    assert set(missing) <= set(KNOWN_MISSING)
