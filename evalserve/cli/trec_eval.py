@@ -124,6 +124,8 @@ def _evaluate(flags: list[tuple[str, str]], qrels_path: str, run_path: str) -> i
         outcome = evaluate(inputs.qrels, inputs.runs[0], runid, requests, Options(**options))
     except TrecEvalUsageError as exc:
         return _refuse(str(exc), exc.exit_code)
+    for note in outcome.notes:
+        print(f"evalserve trec_eval: note: {note}", file=sys.stderr)
     if outcome.missing:
         print(f"evalserve trec_eval: not computed (not in evalserve yet): {', '.join(outcome.missing)}",
               file=sys.stderr)

@@ -286,6 +286,7 @@ class Outcome:
     exit_code: int = 0
     error: str = ""
     missing: tuple[str, ...] = ()
+    notes: tuple[str, ...] = ()  # where trec_eval itself would fail and evalserve does not
 
 
 def resolve(chosen: Sequence[Slot], level: int) -> tuple[dict[str, Measure], list[str]]:
@@ -347,6 +348,7 @@ def evaluate(qrels: Qrels, run: Run, runid: str, requests: Sequence[str], option
     if options.level < 1:
         raise TrecEvalUsageError(f"-l {options.level}: evalserve counts a grade as relevant from 1 up (-l 1 or"
                                  " more); grade 0 is not relevant in its measures")
+    _check_single_judgments(qrels)
     measures, missing = resolve(chosen, options.level)
     run = restrict(run, qrels, options)
     order = sorted(qrels.topics, key=lambda t: t.encode())
@@ -396,7 +398,33 @@ def evaluate(qrels: Qrels, run: Run, runid: str, requests: Sequence[str], option
                 lines.append(_line(slot.label, "all", math.exp(sequential_sum(logs) / n), "float"))
             else:
                 lines.append(_line(slot.label, "all", sequential_sum(values[slot.label]) / n, "float"))
-    return Outcome("".join(lines), 0, "", tuple(missing))
+    return Outcome("".join(lines), 0, "", tuple(missing), _negative_only(qrels, order))
+
+
+def _check_single_judgments(qrels: Qrels) -> None:
+    """trec_eval ignores the qrels' second column, so a document judged on two of its lines is judged twice
+    (trec_eval stops with "duplicate docs", exit 4); evalserve would read diversity qrels. Refused, clearly."""
+    adhoc = qrels.adhoc
+    if adhoc.key.size == qrels.grade.size:
+        return
+    rows = np.diff(np.append(adhoc.row_start, qrels.grade.size))
+    first = int(np.flatnonzero(rows > 1)[0])
+    n = max(1, qrels.docnos.size)
+    doc = bytes(qrels.docnos[int(adhoc.key[first]) % n]).decode("utf-8", "replace")
+    raise TrecEvalUsageError(f"document {doc!r} of topic {qrels.topics[int(adhoc.topic[first])]!r} is judged on more"
+                             " than one line of the qrels; trec_eval ignores the second column (it is not an intent"
+                             " there) and stops on such duplicates; `evalserve evaluate` reads them as intents", 2)
+
+
+def _negative_only(qrels: Qrels, order: Sequence[str]) -> tuple[str, ...]:
+    """A note for each evaluated topic whose judgments are all negative: trec_eval 10.0 stops on those (exit 4,
+    "Can't calculate measure"); here they are scored as topics with no relevant document."""
+    adhoc = qrels.adhoc
+    best = np.full(len(qrels.topics), -1, dtype=np.int64)
+    np.maximum.at(best, adhoc.topic, np.maximum(adhoc.grade, -1))
+    low = set(order) & {qrels.topics[i] for i in np.flatnonzero(best < 0).tolist()}
+    return tuple(f"topic {t!r} has only negative judgments: trec_eval 10.0 stops there (exit 4); it is scored here"
+                 " as a topic without relevant documents" for t in sorted(low, key=lambda t: t.encode()))
 
 
 def _bogus(values: dict[str, np.ndarray], rows: list[int], chosen: Sequence[Slot]) -> None:
@@ -465,3 +493,48 @@ def last_run_tag(data: bytes) -> str:
             fields = line.split()
             return fields[5].decode("utf-8", "replace") if len(fields) > 5 else ""
     return ""
+
+
+def expand_request(text: str) -> list[str]:
+    """The measure names one requested name stands for, for ``evaluate -m`` and the API's ``measures``: what
+    ``names.expand_name`` gives when the registry reads all of it (``P.5,10`` -> ``P.5``, ``P.10``); otherwise a
+    trec_eval nickname (``official``, ``all_trec``, ``set``: the value labels of its measures that evalserve
+    computes, ``runid``/``num_q``/``relstring`` left out) or a trec_eval measure with its default or given
+    parameters (``P`` -> ``P_5`` ... ``P_1000``; ``iprec_at_recall..25,.5``); else the name alone, to be refused
+    with the registry's message."""
+    from evaluation.measures.names import expand_name
+
+    pieces = expand_name(text)
+    if all(_parses(piece) for piece in pieces):
+        return pieces
+    name = text.strip().partition(".")[0]
+    if name not in NICKNAMES and name not in _BY_NAME:
+        return pieces
+    try:
+        chosen = slots(select([text.strip()]))
+    except TrecEvalUsageError:
+        return pieces
+    labels = [s.label if _parses(s.label) else s.spelling for s in chosen if s.spelling]
+    if name in NICKNAMES:  # a nickname names the measures evalserve has
+        return [label for label in labels if _parses(label)]
+    return labels
+
+
+def _parses(name: str) -> bool:
+    try:
+        default_registry().parse(name)
+    except MeasureError:
+        return False
+    return True
+
+
+def table_rank(label: str) -> int:
+    """Position of a trec_eval value label (``P_10``, ``map_cut_5``, ``iprec_at_recall_0.10``) in trec_eval's
+    output order (its measure table); labels of no trec_eval measure come after all of them."""
+    if label in _RANK:
+        return _RANK[label]
+    families = [name for name in _RANK if label.startswith(name + "_")]
+    return _RANK[max(families, key=len)] if families else len(MEASURES)
+
+
+_RANK = {m.name: i for i, m in enumerate(MEASURES)}
