@@ -507,8 +507,8 @@ def expand_request(text: str) -> list[str]:
     pieces = expand_name(text)
     if all(_parses(piece) for piece in pieces):
         return pieces
-    name = text.strip().partition(".")[0]
-    if name not in NICKNAMES and name not in _BY_NAME:
+    name, dot, _ = text.strip().partition(".")
+    if (name not in NICKNAMES or dot) and name not in _BY_NAME:  # (a nickname takes no parameters)
         return pieces
     try:
         chosen = slots(select([text.strip()]))
