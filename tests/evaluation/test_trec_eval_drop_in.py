@@ -247,3 +247,55 @@ def test_known_missing_are_the_ones_reported(fixtures: Path) -> None:
     named = re.findall(r"not in evalserve yet\): (.*)", err)
     missing = named[0].split(", ") if named else []
     assert set(missing) <= set(KNOWN_MISSING)
+
+
+# --- the documentation's examples, verbatim ---------------------------------------------------------------------
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def _blocks(text: str, fence: str) -> list[str]:
+    """The bodies of ``text``'s fenced blocks whose language is ``fence`` ("" for none), in order."""
+    found: list[str] = []
+    body: list[str] = []
+    language: str | None = None
+    for line in text.splitlines(keepends=True):
+        if line.startswith("```"):
+            if language is None:
+                language, body = line[3:].strip(), []
+            else:
+                if language == fence:
+                    found.append("".join(body))
+                language = None
+        elif language is not None:
+            body.append(line)
+    return found
+
+
+def _shell(script: str, where: Path, oracles: Oracles) -> tuple[str, str]:
+    """``script`` with bash in ``where``, ``evalserve`` being this checkout; and again with the real trec_eval."""
+    bin_dir = where / "bin"
+    bin_dir.mkdir()
+    shim = bin_dir / "evalserve"
+    shim.write_text(f'#!/bin/sh\nPYTHONPATH="{REPO}" exec "{sys.executable}" -m evalserve.cli.main "$@"\n')
+    shim.chmod(0o755)
+    env = {"PATH": f"{bin_dir}:/usr/bin:/bin", "HOME": str(where)}
+    mine = subprocess.run(["bash", "-e", "-c", script], cwd=where, env=env, capture_output=True, timeout=120)
+    assert mine.returncode == 0, mine.stderr.decode()
+    real = subprocess.run(["bash", "-e", "-c", script.replace("evalserve trec_eval", str(oracles.trec_eval))],
+                          cwd=where, env=env, capture_output=True, timeout=120)
+    return mine.stdout.decode(), real.stdout.decode()
+
+
+def test_readme_example_runs_verbatim(oracles: Oracles, tmp_path: Path) -> None:
+    readme = (REPO / "README.md").read_text()
+    section = readme[readme.index("### `evalserve trec_eval`"):]
+    script, shown = _blocks(section, "bash")[0], _blocks(section, "")[0]
+    mine, real = _shell(script, tmp_path, oracles)
+    assert mine == shown == real
+
+
+def test_cli_doc_example_runs_verbatim(oracles: Oracles, tmp_path: Path) -> None:
+    script = _blocks((REPO / "docs" / "cli.md").read_text(), "bash")[0]
+    mine, real = _shell(script, tmp_path, oracles)
+    assert mine == real and "map" in mine
