@@ -24,7 +24,7 @@ LONG = {"help": "h", "version": "v", "query_eval_wanted": "q", "measure=": "m", 
 
 USAGE = """\
 usage: evalserve trec_eval [-h] [-v] [-q] [-m measure[.params]]... [-c] [-n] [-l num] [-M num] [-J] [-N num]
-                           [-R qrels] [-T trec_results] [-D num[.qid]] qrels_file run_file
+                           [-R qrels] [-T trec_results] [-D num[.qid]] [-Z zscores_file] qrels_file run_file
 """
 
 HELP = USAGE + """
@@ -43,6 +43,8 @@ trec_eval 10.0's command line and output, computed by evalserve (the run file ma
   -R FORMAT     judgment format: qrels only (prefs, qrels_prefs, qrels_jg are refused)
   -T FORMAT     run format: trec_results only
   -D NUM[.QID]  debug level; with .QID only that topic is evaluated (no debug output is printed)
+  -Z FILE       print z-scores: each value's (value - mean) / stddev, from FILE's 'qid measure mean stddev'
+                lines
   -v            print the version trec_eval reports and exit
   -h            this help
 
@@ -77,13 +79,21 @@ def main(argv: list[str]) -> int:
 
 def _evaluate(flags: list[tuple[str, str]], qrels_path: str, run_path: str) -> int:
     from evalserve.cli.evaluate import open_input
-    from evaluation.drop_in.trec_eval import Options, TrecEvalUsageError, c_atol, evaluate, last_run_tag
+    from evaluation.drop_in.trec_eval import (
+        Options,
+        TrecEvalUsageError,
+        c_atol,
+        evaluate,
+        last_run_tag,
+        read_zscores,
+    )
     from evaluation.formats.source import Blob
     from evaluation.pipeline import load_inputs
     from evaluation.problems import InputError
 
     requests: list[str] = []
     options: dict[str, Any] = {}
+    zscores_path: str | None = None
     for key, value in flags:
         if key == "m":
             requests.append(value)
@@ -109,7 +119,7 @@ def _evaluate(flags: list[tuple[str, str]], qrels_path: str, run_path: str) -> i
         elif key == "T" and value != "trec_results":
             return _refuse(f"-T {value}: evalserve trec_eval reads trec_results runs only", 2)
         elif key == "Z":
-            return _refuse("-Z (z-scores): not supported by evalserve trec_eval", 1)
+            zscores_path = value
     qrels_blob, run_blob = open_input(qrels_path), open_input(run_path)
     try:
         inputs = load_inputs(qrels_blob, [run_blob], qrels_format="trec", run_format="trec")
@@ -121,7 +131,13 @@ def _evaluate(flags: list[tuple[str, str]], qrels_path: str, run_path: str) -> i
         return 2
     runid = last_run_tag(run_blob.data) if isinstance(run_blob, Blob) else ""
     try:
-        outcome = evaluate(inputs.qrels, inputs.runs[0], runid, requests, Options(**options))
+        zscores = None
+        if zscores_path is not None:
+            zscores_blob = open_input(zscores_path)
+            if isinstance(zscores_blob, InputError):
+                return _refuse(f"-Z {zscores_path}: {zscores_blob.problems[0].message}", 2)
+            zscores = read_zscores(zscores_blob.data)
+        outcome = evaluate(inputs.qrels, inputs.runs[0], runid, requests, Options(**options), zscores)
     except TrecEvalUsageError as exc:
         return _refuse(str(exc), exc.exit_code)
     for note in outcome.notes:

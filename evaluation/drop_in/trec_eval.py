@@ -341,9 +341,11 @@ def _grades(qrels: Qrels) -> dict[tuple[str, bytes], int]:
     return out
 
 
-def evaluate(qrels: Qrels, run: Run, runid: str, requests: Sequence[str], options: Options) -> Outcome:
+def evaluate(qrels: Qrels, run: Run, runid: str, requests: Sequence[str], options: Options,
+             zscores: ZScores | None = None) -> Outcome:
     """trec_eval's output for ``run`` against ``qrels`` (the run already read; ``runid``: the tag of its last
-    line, which trec_eval prints), or the refusal trec_eval would give, said clearly."""
+    line, which trec_eval prints), or the refusal trec_eval would give, said clearly; ``zscores``: ``-Z``'s
+    table (``read_zscores``)."""
     chosen = slots(select(requests))
     if options.level < 1:
         raise TrecEvalUsageError(f"-l {options.level}: evalserve counts a grade as relevant from 1 up (-l 1 or"
@@ -370,35 +372,81 @@ def evaluate(qrels: Qrels, run: Run, runid: str, requests: Sequence[str], option
     if absent:  # trec_eval scores a missing topic on a one-document ranking of an unjudged document
         _bogus(values, [i for i, t in enumerate(order) if t not in present], chosen)
     strings = _relstrings(qrels, run, order, chosen)
+    summed = {s.label: np.log(np.maximum(values[s.label], GEOMETRIC_FLOOR)) if s.how == "geometric"
+              else values[s.label] for s in chosen if s.label in values}  # what trec_eval accumulates per topic
+    z = ""
+    if zscores is not None:  # -Z: every accumulated value becomes a z-score before it is printed or summed
+        z = "Z"
+        summed = {label: _zscores(v, label, order, zscores) for label, v in summed.items()}
+        values = summed
     lines: list[str] = []
     printed = [s for s in chosen if s.how in ("float", "count", "relstring") and (s.label in measures or
                                                                                   s.how == "relstring")]
+    shape = "float" if z else "count"  # with -Z, counts are printed as the z-scores they became
     if options.per_topic:
         for i, topic in enumerate(order):
             for slot in printed:
                 if slot.how == "relstring":
                     lines.append(f"{slot.label:<22}\t{topic}\t'{strings[slot.label][i]}'\n")
                 else:
-                    lines.append(_line(slot.label, topic, values[slot.label][i], slot.how))
+                    lines.append(z + _line(slot.label, topic, values[slot.label][i],
+                                           shape if slot.how == "count" else slot.how))
     if options.summary:
         n = len(order)
         for slot in chosen:
             if slot.how == "runid":
                 lines.append(f"{'runid':<22}\tall\t{runid}\n")
             elif slot.how == "num_q":
-                lines.append(f"{'num_q':<22}\tall\t{n}\n")
+                lines.append(z + _line("num_q", "all", n, shape))
             elif slot.how == "relstring" or slot.label not in measures:
                 continue
             elif slot.how == "count":
                 total = _num_rel_complete(qrels) if (slot.source == "num_rel" and options.complete) else \
-                    sequential_sum(values[slot.label])
-                lines.append(_line(slot.label, "all", total, "count"))
+                    sequential_sum(summed[slot.label])
+                lines.append(z + _line(slot.label, "all", total, shape))
             elif slot.how == "geometric":
-                logs = np.log(np.maximum(values[slot.label], GEOMETRIC_FLOOR))
-                lines.append(_line(slot.label, "all", math.exp(sequential_sum(logs) / n), "float"))
+                lines.append(z + _line(slot.label, "all", math.exp(sequential_sum(summed[slot.label]) / n), "float"))
             else:
-                lines.append(_line(slot.label, "all", sequential_sum(values[slot.label]) / n, "float"))
+                lines.append(z + _line(slot.label, "all", sequential_sum(summed[slot.label]) / n, "float"))
     return Outcome("".join(lines), 0, "", tuple(missing), _negative_only(qrels, order))
+
+
+#: ``-Z``'s table: (topic, value label) -> (mean, standard deviation)
+ZScores = Mapping[tuple[str, str], tuple[float, float]]
+
+#: the value trec_eval gives a z-score it has no mean and deviation for
+MISSING_ZSCORE = -1000000.0
+
+
+def read_zscores(data: bytes) -> ZScores:
+    """``-Z``'s file: ``qid measure mean stddev`` lines (trec_eval reads the numbers with ``atof``); a line of
+    another shape raises TrecEvalUsageError naming it (trec_eval: "Malformed line")."""
+    table: dict[tuple[str, str], tuple[float, float]] = {}
+    text = data.decode("utf-8", "replace")
+    if not text:
+        raise TrecEvalUsageError("-Z file: it is empty", 2)
+    for number, line in enumerate(text.removesuffix("\n").split("\n"), 1):
+        fields = line.split()
+        if len(fields) != 4:
+            raise TrecEvalUsageError(f"-Z file, line {number}: expected 'qid measure mean stddev', got {line!r}", 2)
+        table.setdefault((fields[0], fields[1]), (c_atof(fields[2]), c_atof(fields[3])))
+    return table
+
+
+def _zscores(values: np.ndarray, label: str, order: Sequence[str], table: ZScores) -> np.ndarray:
+    """trec_eval's conversion of one value's per-topic values (convert_zscores.c): (v - mean) / stddev; a
+    topic or value the table lacks, or a zero deviation with v != mean, gives ``MISSING_ZSCORE``."""
+    known_topics = {topic for topic, _ in table}
+    out = np.empty_like(values)
+    for i, topic in enumerate(order):
+        found = table.get((topic, label)) if topic in known_topics else None
+        if found is None:
+            out[i] = MISSING_ZSCORE
+            continue
+        mean, stddev = found
+        v = float(values[i])
+        out[i] = (v - mean) / stddev if stddev else (0.0 if v == mean else MISSING_ZSCORE)
+    return out
 
 
 def _check_single_judgments(qrels: Qrels) -> None:
