@@ -78,7 +78,6 @@ def main(argv: list[str]) -> int:
 
 
 def _evaluate(flags: list[tuple[str, str]], qrels_path: str, run_path: str) -> int:
-    from evalserve.cli.evaluate import open_input
     from evaluation.drop_in.trec_eval import (
         Options,
         TrecEvalUsageError,
@@ -149,6 +148,18 @@ def _evaluate(flags: list[tuple[str, str]], qrels_path: str, run_path: str) -> i
     if outcome.exit_code:
         return _refuse(outcome.error, outcome.exit_code)
     return 0
+
+
+def open_input(path: str) -> Any:
+    """The file's bytes as a ``Blob``, or the InputError met opening it (``evalserve evaluate``'s limits)."""
+    from evaluation.formats import load
+    from evaluation.formats.source import DecodeLimits
+    from evaluation.problems import InputError
+
+    try:
+        return load(path, limits=DecodeLimits.from_env())
+    except InputError as exc:
+        return exc
 
 
 def _usage(message: str) -> int:

@@ -321,23 +321,31 @@ def restrict(run: Run, qrels: Qrels, options: Options) -> Run:
         position = np.arange(keep.size) - np.repeat(ranking.offsets[:-1], np.diff(ranking.offsets))
         keep = keep[position < max(options.max_per_topic, 0)]
     if options.judged_only:
-        grades = _grades(qrels)
-        topics = run.topics
-        judged = np.array([grades.get((topics[run.topic[i]], bytes(run.docno[i])), -1) >= 0 for i in keep.tolist()],
-                          dtype=bool)
-        keep = keep[judged] if keep.size else keep
+        keep = keep[grades_of(qrels, run, keep) >= 0]
     keep = np.sort(keep)
     return Run(run.name, run.topics, run.topic[keep], run.docno[keep], run.score[keep], run.rank[keep], run.tags,
                run.ranks_valid)
 
 
-def _grades(qrels: Qrels) -> dict[tuple[str, bytes], int]:
-    """(topic, docno) -> grade (the highest over intents), as trec_eval's single-intent qrels hold it."""
+#: ``grades_of``'s grade of a document the topic's judgments do not name
+NOT_JUDGED = -(1 << 62)
+
+
+def grades_of(qrels: Qrels, run: Run, rows: np.ndarray) -> np.ndarray:
+    """The judged grade (the highest over intents, as trec_eval's single-intent qrels hold it) of each of the
+    run's ``rows``, ``NOT_JUDGED`` where the topic's judgments do not name the document."""
     adhoc = qrels.adhoc
-    n = max(1, qrels.docnos.size)
-    out: dict[tuple[str, bytes], int] = {}
-    for key, topic, grade in zip(adhoc.key.tolist(), adhoc.topic.tolist(), adhoc.grade.tolist()):
-        out[(qrels.topics[topic], bytes(qrels.docnos[key % n]))] = grade
+    out = np.full(rows.size, NOT_JUDGED, dtype=np.int64)
+    if rows.size == 0 or qrels.docnos.size == 0:
+        return out
+    qrels_topic = np.array([qrels.topic_index.get(t, -1) for t in run.topics], dtype=np.int64)[run.topic[rows]]
+    docs = run.docno[rows]
+    doc = np.minimum(np.searchsorted(qrels.docnos, docs), qrels.docnos.size - 1)
+    named = (qrels_topic >= 0) & (qrels.docnos[doc] == docs)
+    key = qrels_topic * np.int64(max(1, qrels.docnos.size)) + doc
+    at = np.minimum(np.searchsorted(adhoc.key, key), max(adhoc.key.size - 1, 0))
+    named &= adhoc.key[at] == key if adhoc.key.size else False
+    out[named] = adhoc.grade[at[named]]
     return out
 
 
@@ -496,13 +504,14 @@ def _relstrings(qrels: Qrels, run: Run, order: Sequence[str], chosen: Sequence[S
     wanted = [s for s in chosen if s.how == "relstring"]
     if not wanted:
         return {}
-    grades = _grades(qrels)
     ranking = rank_run(run, "trec")
-    by_topic: dict[str, list[int]] = {}
     longest = max(s.length for s in wanted)
-    for t, name in enumerate(run.topics):
-        rows = ranking.order[ranking.offsets[t]: min(ranking.offsets[t + 1], ranking.offsets[t] + longest)]
-        by_topic[name] = [grades.get((name, bytes(run.docno[r])), -1_000_000) for r in rows.tolist()]
+    first = np.concatenate([ranking.order[ranking.offsets[t]: min(ranking.offsets[t + 1], ranking.offsets[t] + longest)]
+                            for t in range(len(run.topics))] or [np.zeros(0, dtype=np.int64)])
+    grades = grades_of(qrels, run, first).tolist()
+    by_topic: dict[str, list[int]] = {}
+    for row, grade in zip(first.tolist(), grades):
+        by_topic.setdefault(run.topics[int(run.topic[row])], []).append(grade)
     out: dict[str, list[str]] = {}
     for slot in wanted:
         out[slot.label] = ["".join(_rel_char(g) for g in by_topic.get(t, [])[: slot.length]) for t in order]
@@ -510,7 +519,7 @@ def _relstrings(qrels: Qrels, run: Run, order: Sequence[str], chosen: Sequence[S
 
 
 def _rel_char(grade: int) -> str:
-    if grade == -1_000_000:
+    if grade == NOT_JUDGED:
         return "-"
     if grade < 0:
         return "."
