@@ -298,11 +298,16 @@ def resolve(chosen: Sequence[Slot], level: int) -> tuple[dict[str, Measure], lis
     for slot in chosen:
         if not slot.spelling:
             continue
-        try:
-            measure = registry.parse(slot.spelling)
-            if level != 1 and measure.definition.param("rel") is not None:
-                measure = measure.definition.instance({**measure.params, "rel": level}, measure.cutoff)
-        except MeasureError:
+        measure = None
+        for spelling in dict.fromkeys((slot.spelling, slot.label)):  # the exact value first, then the label
+            try:
+                measure = registry.parse(spelling)
+                if level != 1 and measure.definition.param("rel") is not None:
+                    measure = measure.definition.instance({**measure.params, "rel": level}, measure.cutoff)
+                break
+            except MeasureError:
+                measure = None
+        if measure is None:
             if slot.source not in missing:
                 missing.append(slot.source)
             continue

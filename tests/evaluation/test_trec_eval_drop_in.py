@@ -318,3 +318,28 @@ def test_cli_doc_example_runs_verbatim(oracles: Oracles, tmp_path: Path) -> None
     script = _blocks((REPO / "docs" / "cli.md").read_text(), "bash")[0]
     mine, real = _shell(script, tmp_path, oracles)
     assert mine == real and "map" in mine
+
+
+def test_run_from_standard_input(oracles: Oracles, fixtures: Path) -> None:
+    argv = ["-q", "-m", "official", str(fixtures / "qrels.test"), "-"]
+    run = (fixtures / "results.test").read_bytes()
+    mine = subprocess.run([sys.executable, "-m", "evalserve.cli.main", "trec_eval", *argv], input=run,
+                          capture_output=True, timeout=120)
+    real = subprocess.run([str(oracles.trec_eval), *argv], input=run, capture_output=True, timeout=60)
+    assert mine.returncode == real.returncode == 0
+    assert comparable(mine.stdout.decode()) == comparable(real.stdout.decode())
+
+
+def test_where_trec_eval_fails_it_says_why(oracles: Oracles, tmp_path: Path) -> None:
+    """A topic judged only negatively (trec_eval stops, exit 4): scored, with a note; a document judged on two
+    qrels lines (trec_eval: "duplicate docs", exit 4): refused, naming it."""
+    (tmp_path / "q").write_text("1 0 a -1\n1 0 b -2\n2 0 a 1\n")
+    (tmp_path / "r").write_text("1 Q0 a 1 1 r\n2 Q0 a 1 1 r\n")
+    assert theirs(oracles.trec_eval, [str(tmp_path / "q"), str(tmp_path / "r")])[1] == 4
+    out, code, err = ours(["-m", "map", "-m", "num_rel", str(tmp_path / "q"), str(tmp_path / "r")])
+    assert code == 0 and "topic '1' has only negative judgments" in err
+    assert out == "num_rel               \tall\t1\nmap                   \tall\t0.5000\n"
+    (tmp_path / "q2").write_text("1 0 a 1\n1 1 a 2\n")
+    assert theirs(oracles.trec_eval, [str(tmp_path / "q2"), str(tmp_path / "r")])[1] == 4
+    out, code, err = ours([str(tmp_path / "q2"), str(tmp_path / "r")])
+    assert code == 2 and out == "" and "document 'a' of topic '1' is judged on more than one line" in err
