@@ -343,3 +343,29 @@ def test_where_trec_eval_fails_it_says_why(oracles: Oracles, tmp_path: Path) -> 
     assert theirs(oracles.trec_eval, [str(tmp_path / "q2"), str(tmp_path / "r")])[1] == 4
     out, code, err = ours([str(tmp_path / "q2"), str(tmp_path / "r")])
     assert code == 2 and out == "" and "document 'a' of topic '1' is judged on more than one line" in err
+
+
+#: P@10 per topic (in tenths) whose mean rounds differently summed in topic order (trec_eval: 0.5163) and
+#: pairwise (NumPy: 0.5162)
+TENTHS = [9, 7, 1, 7, 4, 4, 8, 4, 10, 5, 5, 4, 0, 0, 8, 1, 7, 7, 1, 3, 2, 0, 5, 10, 1, 3, 10, 10, 10, 0, 8, 1, 9, 8,
+          3, 9, 1, 8, 8, 8, 8, 4, 7, 2, 1, 7, 0, 5, 6, 9, 1, 4, 3, 2, 5, 8, 2, 4, 10, 4, 3, 9, 6, 5, 10, 9, 7, 7, 4,
+          9, 8, 2, 2, 5, 1, 7, 0, 4, 7, 7]
+
+
+def test_means_are_summed_in_topic_order(oracles: Oracles, tmp_path: Path) -> None:
+    """``all`` = the per-topic values summed left to right in topic order, then divided (trec_eval), in the
+    drop-in and in ``evaluate --format trec_eval`` alike."""
+    from evalserve.cli.main import main as evalserve_main
+
+    qrels, run = tmp_path / "q", tmp_path / "r"
+    topics = [f"{1000 + i}" for i in range(len(TENTHS))]  # byte order = this order
+    qrels.write_text("".join(f"{t} 0 d{j} {int(j < k)}\n" for t, k in zip(topics, TENTHS) for j in range(10)))
+    run.write_text("".join(f"{t} Q0 d{j} {j + 1} {10 - j} r\n" for t in topics for j in range(10)))
+    expected, _ = theirs(oracles.trec_eval, ["-m", "P.10", str(qrels), str(run)])
+    assert expected == "P_10                  \tall\t0.5163\n"
+    assert ours(["-m", "P.10", str(qrels), str(run)])[0] == expected
+    out = io.StringIO()
+    with redirect_stdout(out):
+        assert evalserve_main(["evaluate", "--qrels", str(qrels), "--run", str(run), "-m", "P.10", "--format",
+                               "trec_eval"]) == 0
+    assert out.getvalue() == expected
