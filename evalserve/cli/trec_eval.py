@@ -64,13 +64,19 @@ def main(argv: list[str]) -> int:
     except getopt.GetoptError as exc:
         return _usage(str(exc))
     flags = [(LONG.get(k.lstrip("-"), LONG.get(k.lstrip("-") + "=", k.lstrip("-"))), v) for k, v in pairs]
+    from evaluation.drop_in.trec_eval import VERSION, TrecEvalUsageError, select
+
+    for key, value in flags:  # in order, as trec_eval's getopt loop: -v exits there, a bad -m stops there
+        if key == "v":
+            print(f"trec_eval version {VERSION}", file=sys.stderr)
+            return 0
+        if key == "m":
+            try:
+                select([value])
+            except TrecEvalUsageError as exc:
+                return _refuse(str(exc), exc.exit_code)
     if any(k == "h" for k, _ in flags):
         sys.stdout.write(HELP)
-        return 0
-    if any(k == "v" for k, _ in flags):
-        from evaluation.drop_in.trec_eval import VERSION
-
-        print(f"trec_eval version {VERSION}", file=sys.stderr)
         return 0
     if len(files) != 2:
         return _usage(f"expected two files, the judgments and the run; got {len(files)}")
