@@ -19,12 +19,10 @@ from typing import Literal
 
 import numpy as np
 
-from evaluation.evaluator import GEOMETRIC_FLOOR, Evaluator
 from evaluation.measures.base import Measure
 from evaluation.measures.registry import default_registry
 from evaluation.model import Qrels, Run
 from evaluation.problems import EvaluationError, MeasureError
-from evaluation.ranking import rank_run
 
 #: How a trec_eval measure turns its parameters into values and prints them (trec_eval's init/print routines).
 Shape = Literal["runid", "num_q", "count", "float", "geometric", "cut_long", "cut_double", "params", "pairs",
@@ -320,6 +318,7 @@ def restrict(run: Run, qrels: Qrels, options: Options) -> Run:
     with ``-J`` only documents judged with a grade >= 0."""
     if options.max_per_topic is None and not options.judged_only:
         return run
+    from evaluation.ranking import rank_run
     ranking = rank_run(run, "trec")
     keep = ranking.order
     if options.max_per_topic is not None:
@@ -363,6 +362,8 @@ def evaluate(qrels: Qrels, run: Run, runid: str, requests: Sequence[str], option
     if options.level < 1:
         raise TrecEvalUsageError(f"-l {options.level}: evalserve counts a grade as relevant from 1 up (-l 1 or"
                                  " more); grade 0 is not relevant in its measures")
+    from evaluation.evaluator import GEOMETRIC_FLOOR, Evaluator
+
     _check_single_judgments(qrels)
     measures, missing = resolve(chosen, options.level)
     run = restrict(run, qrels, options)
@@ -509,6 +510,8 @@ def _relstrings(qrels: Qrels, run: Run, order: Sequence[str], chosen: Sequence[S
     wanted = [s for s in chosen if s.how == "relstring"]
     if not wanted:
         return {}
+    from evaluation.ranking import rank_run
+
     ranking = rank_run(run, "trec")
     longest = max(s.length for s in wanted)
     first = np.concatenate([ranking.order[ranking.offsets[t]: min(ranking.offsets[t + 1], ranking.offsets[t] + longest)]
