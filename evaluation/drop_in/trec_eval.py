@@ -165,8 +165,8 @@ def _suggestion(name: str) -> str:
 
 @dataclass(frozen=True)
 class Slot:
-    """One value a selected measure prints: its label, how it is printed and summed, and the evalserve measure
-    giving it (None for ``runid``, ``num_q`` and ``relstring``, which this module computes itself)."""
+    """One value a selected measure prints: its label, how it is printed and summed, and the spelling the
+    registry is asked for (empty for ``runid``, ``num_q`` and ``relstring``, which this module computes)."""
 
     source: str  # the trec_eval measure
     label: str
@@ -490,9 +490,9 @@ def _negative_only(qrels: Qrels, order: Sequence[str]) -> tuple[str, ...]:
 
 
 def _bogus(values: dict[str, np.ndarray], rows: list[int], chosen: Sequence[Slot]) -> None:
-    """Values of topics the run lacks under ``-c``: trec_eval's stand-in ranking retrieves nothing judged, and it
-    then zeroes num_ret, utility, unj and rbp_resid; evalserve's complete policy already scores them so, except
-    the counts of retrieved documents, which trec_eval zeroes too."""
+    """Topics the run lacks, under ``-c``: trec_eval scores them on a stand-in ranking of one unjudged document,
+    then zeroes num_ret, utility, unj and rbp_resid; evalserve's complete policy scores them on an empty ranking,
+    which gives the same values but for those, set to trec_eval's 0 here."""
     for slot in chosen:
         if slot.label in values and slot.source in ("num_ret", "utility", "rbp_resid", "unj"):
             values[slot.label][rows] = 0.0
