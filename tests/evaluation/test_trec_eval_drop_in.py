@@ -369,3 +369,18 @@ def test_means_are_summed_in_topic_order(oracles: Oracles, tmp_path: Path) -> No
         assert evalserve_main(["evaluate", "--qrels", str(qrels), "--run", str(run), "-m", "P.10", "--format",
                                "trec_eval"]) == 0
     assert out.getvalue() == expected
+
+
+def test_evaluate_all_trec_in_trec_eval_format(fixtures: Path) -> None:
+    """``evaluate -m all_trec --per-topic --format trec_eval`` prints out.test.aq (but ``relstring``, which is
+    not a measure)."""
+    from evalserve.cli.main import main as evalserve_main
+
+    out = io.StringIO()
+    with redirect_stdout(out), redirect_stderr(io.StringIO()):
+        assert evalserve_main(["evaluate", "--qrels", str(fixtures / "qrels.test"), "--run",
+                               str(fixtures / "results.test"), "-m", "all_trec", "--per-topic", "--format",
+                               "trec_eval"]) == 0
+    expected = "".join(line for line in (fixtures / "out.test.aq").read_text().splitlines(keepends=True)
+                       if not line.startswith("relstring"))
+    assert comparable(out.getvalue()) == comparable(expected)
