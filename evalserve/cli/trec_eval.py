@@ -24,7 +24,7 @@ LONG = {"help": "h", "version": "v", "query_eval_wanted": "q", "measure=": "m", 
 
 USAGE = """\
 usage: evalserve trec_eval [-h] [-v] [-q] [-m measure[.params]]... [-c] [-n] [-l num] [-M num] [-J] [-N num]
-                           [-R qrels] [-T trec_results] [-D num[.qid]] [-Z zscores_file] qrels_file run_file
+                           [-R qrels|qrels_jg] [-T trec_results] [-D num[.qid]] [-Z zscores_file] qrels_file run_file
 """
 
 HELP = USAGE + """
@@ -40,7 +40,8 @@ trec_eval 10.0's command line and output, computed by evalserve (the run file ma
   -M NUM        evaluate only each topic's first NUM documents
   -J            drop documents that are not judged (or judged with a negative grade) before evaluating
   -N NUM        number of documents in the collection (read by utility's fourth parameter)
-  -R FORMAT     judgment format: qrels only (prefs, qrels_prefs, qrels_jg are refused)
+  -R FORMAT     judgment format: qrels, or qrels_jg (the second column names a judgment group; for the
+                *_avgjg measures, -m qrels_jg); prefs and qrels_prefs are refused
   -T FORMAT     run format: trec_results only
   -D NUM[.QID]  debug level; with .QID only that topic is evaluated (no debug output is printed)
   -Z FILE       print z-scores: each value's (value - mean) / stddev, from FILE's 'qid measure mean stddev'
@@ -118,9 +119,11 @@ def _evaluate(flags: list[tuple[str, str]], qrels_path: str, run_path: str) -> i
             _level, _, qid = value.partition(".")
             if qid:
                 options["only_topic"] = qid
+        elif key == "R" and value == "qrels_jg":
+            options["rel_format"] = "qrels_jg"
         elif key == "R" and value != "qrels":
-            return _refuse(f"-R {value}: evalserve trec_eval reads qrels judgments only (trec_eval's -R qrels);"
-                           " preference judgments are read by `evalserve evaluate --preferences`", 2)
+            return _refuse(f"-R {value}: evalserve trec_eval reads qrels and qrels_jg judgments only; preference"
+                           " judgments are read by `evalserve evaluate`", 2)
         elif key == "T" and value != "trec_results":
             return _refuse(f"-T {value}: evalserve trec_eval reads trec_results runs only", 2)
         elif key == "Z":

@@ -39,6 +39,9 @@ class TrecEvalMeasure:
     name: str
     shape: Shape
     defaults: tuple[float, ...] = ()
+    #: a ``*_avgjg`` measure: this trec_eval measure computed on each judgment group of ``-R qrels_jg``
+    #: judgments, averaged over the topic's groups
+    per_group: str = ""
 
 
 _CUTS = (5.0, 10.0, 15.0, 20.0, 30.0, 100.0, 200.0, 500.0, 1000.0)
@@ -85,9 +88,10 @@ MEASURES: tuple[TrecEvalMeasure, ...] = (
     *(TrecEvalMeasure(f"prefs_{name}", "other_format") for name in (
         "num_prefs_poss", "num_prefs_ful", "num_prefs_ful_ret", "simp", "pair", "avgjg", "avgjg_Rnonrel",
         "simp_ret", "pair_ret", "avgjg_ret", "avgjg_Rnonrel_ret", "simp_imp", "pair_imp", "avgjg_imp")),
-    TrecEvalMeasure("map_avgjg", "other_format"),
-    TrecEvalMeasure("P_avgjg", "other_format"),
-    TrecEvalMeasure("Rprec_mult_avgjg", "other_format"),
+    TrecEvalMeasure("map_avgjg", "float", per_group="map"),
+    TrecEvalMeasure("P_avgjg", "cut_long", _CUTS, per_group="P"),
+    TrecEvalMeasure("Rprec_mult_avgjg", "cut_double", (0.2, 0.4, 0.6, 0.8, 1.0, 1.2, 1.4, 1.6, 1.8, 2.0),
+                    per_group="Rprec_mult"),
     TrecEvalMeasure("yaap", "float"),
     TrecEvalMeasure("rbp", "pairs"),
     TrecEvalMeasure("rbp_resid", "pairs"),
@@ -173,6 +177,8 @@ class Slot:
     how: Literal["float", "count", "geometric", "runid", "num_q", "relstring"]
     spelling: str = ""  # what the registry is asked for
     length: int = 0  # relstring's
+    per_group: bool = False  # computed per judgment group (``TrecEvalMeasure.per_group``)
+    fallback: str = ""  # a second spelling for the registry (default: the label)
 
 
 def slots(selection: Selection) -> list[Slot]:
@@ -183,19 +189,22 @@ def slots(selection: Selection) -> list[Slot]:
         m = _BY_NAME[name]
         text = selection.params.get(name)
         if m.shape == "other_format":
-            raise TrecEvalUsageError(f"measure {name} needs trec_eval's preference or qrels_jg judgments (-R prefs,"
-                                     " -R qrels_prefs, -R qrels_jg), which evalserve trec_eval does not read; its"
-                                     " preference measures are `evalserve evaluate` measures", 2)
+            raise TrecEvalUsageError(f"measure {name} needs trec_eval's preference judgments (-R prefs, -R"
+                                     " qrels_prefs), which evalserve trec_eval does not read; its preference"
+                                     " measures are `evalserve evaluate` measures", 2)
         if m.shape in ("runid", "num_q"):
             out.append(Slot(name, name, m.shape))
-        elif m.shape in ("count", "float", "geometric"):
-            out.append(Slot(name, name, "count" if m.shape == "count" else m.shape, name))  # (params ignored)
+        elif m.shape in ("count", "float", "geometric"):  # (parameters ignored, as by trec_eval)
+            out.append(Slot(name, name, "count" if m.shape == "count" else m.shape, m.per_group or name,
+                            per_group=bool(m.per_group)))
         elif m.shape == "cut_long":
             for k in _long_cutoffs(text, name) if text is not None else [int(v) for v in m.defaults]:
-                out.append(Slot(name, f"{name}_{k}", "float", f"{name}_{k}"))
+                out.append(Slot(name, f"{name}_{k}", "float", f"{m.per_group or name}_{k}",
+                                per_group=bool(m.per_group)))
         elif m.shape == "cut_double":
             for v in _double_cutoffs(text, name) if text is not None else list(m.defaults):
-                out.append(Slot(name, f"{name}_{v:3.2f}", "float", f"{name}_{v!r}"))
+                out.append(Slot(name, f"{name}_{v:3.2f}", "float", f"{m.per_group or name}_{v!r}",
+                                per_group=bool(m.per_group), fallback=f"{m.per_group or name}_{v:3.2f}"))
         elif m.shape == "relstring":
             length = c_atof(text.split(",")[0]) if text is not None else m.defaults[0]
             label = name if text is None else f"{name}_{text}"
@@ -273,6 +282,7 @@ class Options:
     max_per_topic: int | None = None  # -M
     judged_only: bool = False  # -J
     only_topic: str | None = None  # -D level.qid
+    rel_format: Literal["qrels", "qrels_jg"] = "qrels"  # -R
 
 
 @dataclass(frozen=True)
@@ -297,7 +307,7 @@ def resolve(chosen: Sequence[Slot], level: int) -> tuple[dict[str, Measure], lis
         if not slot.spelling:
             continue
         measure = None
-        for spelling in dict.fromkeys((slot.spelling, slot.label)):  # the exact value first, then the label
+        for spelling in dict.fromkeys((slot.spelling, slot.fallback or slot.label)):  # the exact value first
             try:
                 measure = registry.parse(spelling)
                 if level != 1 and measure.definition.param("rel") is not None:
@@ -364,9 +374,18 @@ def evaluate(qrels: Qrels, run: Run, runid: str, requests: Sequence[str], option
                                  " more); grade 0 is not relevant in its measures")
     from evaluation.evaluator import GEOMETRIC_FLOOR, Evaluator
 
-    _check_single_judgments(qrels)
+    grouped = options.rel_format == "qrels_jg"
+    wrong = [s.source for s in chosen if s.spelling and s.per_group != grouped]
+    if wrong:
+        raise TrecEvalUsageError(f"measure {wrong[0]} " + ("reads -R qrels judgments; with -R qrels_jg only the"
+                                 " *_avgjg measures (-m qrels_jg) are computed" if grouped else "averages over"
+                                 " judgment groups: it needs -R qrels_jg judgments (the second qrels column names"
+                                 " the group)"), 4)
+    if not grouped:
+        _check_single_judgments(qrels)
     measures, missing = resolve(chosen, options.level)
-    run = restrict(run, qrels, options)
+    original = run
+    run = restrict(run, qrels, options) if not grouped else run
     order = sorted(qrels.topics, key=lambda t: t.encode())
     if options.only_topic is not None:
         order = [t for t in order if t == options.only_topic]
@@ -378,11 +397,13 @@ def evaluate(qrels: Qrels, run: Run, runid: str, requests: Sequence[str], option
                        " topics 0, or remove them from the qrels")
     if not order:
         return Outcome("", 7, "no topic is both judged and in the run")
-    evaluator = Evaluator(qrels, list(measures.values()), "trec", "complete")
-    scores = evaluator.evaluate(run)
-    index = {t: i for i, t in enumerate(scores.topics)}
-    rows = [index[t] for t in order]
-    values = {label: np.asarray(scores.values[label], dtype=np.float64)[rows] for label in measures}
+    if grouped:
+        values = _per_group(qrels, original, order, list(measures.values()), options)
+    else:
+        scores = Evaluator(qrels, list(measures.values()), "trec", "complete").evaluate(run)
+        index = {t: i for i, t in enumerate(scores.topics)}
+        rows = [index[t] for t in order]
+        values = {label: np.asarray(scores.values[label], dtype=np.float64)[rows] for label in measures}
     if absent:  # trec_eval scores a missing topic on a one-document ranking of an unjudged document
         _bogus(values, [i for i, t in enumerate(order) if t not in present], chosen)
     strings = _relstrings(qrels, run, order, chosen)
@@ -423,6 +444,32 @@ def evaluate(qrels: Qrels, run: Run, runid: str, requests: Sequence[str], option
             else:
                 lines.append(z + _line(slot.label, "all", sequential_sum(summed[slot.label]) / n, "float"))
     return Outcome("".join(lines), 0, "", tuple(missing), _negative_only(qrels, order))
+
+
+def _per_group(qrels: Qrels, run: Run, order: Sequence[str], measures: Sequence[Measure],
+               options: Options) -> dict[str, np.ndarray]:
+    """``-R qrels_jg``: each measure on each judgment group's judgments alone (the qrels' second column; the run
+    cut by ``-M``/``-J`` against that group), then per topic the mean over the groups judging it (trec_eval's
+    ``*_avgjg``: a topic's sum is divided only when it has more than one group)."""
+    from evaluation.evaluator import Evaluator
+
+    totals = {m.label: np.zeros(len(order)) for m in measures}
+    groups = np.zeros(len(order))
+    position = {t: i for i, t in enumerate(order)}
+    for g in range(len(qrels.intents)):
+        rows = qrels.intent == g
+        if not rows.any():
+            continue
+        part = Qrels(qrels.topics, (qrels.intents[g],), qrels.docnos, qrels.topic[rows],
+                     np.zeros(int(rows.sum()), dtype=np.int64), qrels.doc[rows], qrels.grade[rows], qrels.name)
+        scores = Evaluator(part, list(measures), "trec", "complete").evaluate(restrict(run, part, options))
+        judged = {qrels.topics[t] for t in np.unique(part.topic).tolist()}
+        for i, topic in enumerate(scores.topics):
+            if topic in judged and topic in position:
+                groups[position[topic]] += 1
+                for m in measures:
+                    totals[m.label][position[topic]] += float(scores.values[m.label][i])
+    return {label: np.where(groups > 1, total / np.maximum(groups, 1), total) for label, total in totals.items()}
 
 
 #: ``-Z``'s table: (topic, value label) -> (mean, standard deviation)

@@ -32,6 +32,7 @@ KNOWN_MISSING: tuple[str, ...] = (
     "set_relative_P", "set_map", "num_nonrel_judged_ret", "rbp_resid", "unj",
     "rbp", "iprec_at_recall",  # computed, but not yet with trec_eval 10.0's rule
     "ndcg_1=3,2=9,4=4.5",  # trec_eval's per-grade gain table (meas_params): no evalserve nDCG parameter for it
+    "Rprec_mult_avgjg",  # Rprec_mult per judgment group: comes with Rprec_mult
 )
 
 
@@ -91,6 +92,7 @@ QUICKTEST = [
     (["-q", "-miprec_at_recall..10,.20,.25,.75,.50", "-m", "P.5,7,3", "-m", "recall.20,2000", "-m",
       "Rprec_mult.5.0,0.2,0.35", "-mutility.2,-1,0,0", "-m", "11pt_avg..25,.5,.75", "-mndcg.1=3,2=9,4=4.5",
       "-mndcg_cut.10,20,23.4", "-msuccess.2,5,20"], "qrels.test", "results.test", "out.test.meas_params"),
+    (["-m", "qrels_jg", "-q", "-R", "qrels_jg"], "qrels.123", "results.test", "out.test.qrels_jg"),
 ]
 
 
@@ -122,6 +124,19 @@ def test_every_flag(oracles: Oracles, fixtures: Path, flags: list[str]) -> None:
     assert_same(oracles.trec_eval, [*flags, str(fixtures / "qrels.rel_level"), str(fixtures / "results.test")])
 
 
+JG_FLAG_SETS = [["-q"], ["-q", "-l2"], ["-q", "-J", "-M", "50"], ["-l3", "-J"],
+                ["-m", "map_avgjg", "-m", "P_avgjg.3,7"], ["-q", "-c", "-m", "map_avgjg", "--Rel_info_format=qrels_jg"]]
+
+
+@pytest.mark.parametrize("flags", JG_FLAG_SETS, ids=[" ".join(f) for f in JG_FLAG_SETS])
+def test_judgment_groups(oracles: Oracles, fixtures: Path, flags: list[str]) -> None:
+    """-R qrels_jg: the *_avgjg measures, averaged over each topic's judgment groups (qrels.123: three)."""
+    measures = [] if "-m" in flags else ["-m", "qrels_jg"]
+    rel_format = [] if any(f.startswith("--Rel") for f in flags) else ["-R", "qrels_jg"]
+    assert_same(oracles.trec_eval, [*flags, *measures, *rel_format, str(fixtures / "qrels.123"),
+                                    str(fixtures / "results.test")])
+
+
 def test_files_after_flags_and_flags_after_files(oracles: Oracles, fixtures: Path) -> None:
     """GNU getopt: options may follow the files."""
     assert_same(oracles.trec_eval, [str(fixtures / "qrels.test"), "-q", str(fixtures / "results.test"), "-mP.5"])
@@ -131,7 +146,8 @@ def test_refusals_keep_trec_eval_exit_codes(oracles: Oracles, fixtures: Path, tm
     """Bad requests exit as trec_eval does, with a message saying what is wrong."""
     q, r = str(fixtures / "qrels.test"), str(fixtures / "results.test")
     for argv in (["-m", "nosuch", q, r], ["-m", "P.", q, r], ["-m", "P.0,5", q, r], ["-m", "P.5,5", q, r],
-                 ["-x", q, r], [q], ["-m", "ndcg.1", q, r]):
+                 ["-x", q, r], [q], ["-m", "ndcg.1", q, r], ["-m", "map_avgjg", q, r],
+                 ["-m", "map", "-R", "qrels_jg", q, r]):
         assert_same(oracles.trec_eval, argv)
     partial = tmp_path / "partial.run"  # topic 303 judged but not retrieved: trec_eval exits 4 (misleadingly)
     partial.write_text("".join(line + "\n" for line in (fixtures / "results.test").read_text().splitlines()
@@ -234,7 +250,7 @@ def cases(draw: st.DrawFn) -> tuple[str, str]:
         judged = draw(st.lists(st.tuples(DOCNOS, GRADES), min_size=1, max_size=8, unique_by=lambda p: p[0]))
         if all(g < 0 for _, g in judged):  # trec_eval crashes on a topic judged only negatively
             judged[0] = (judged[0][0], 0)
-        qrels += [f"{topic} 0 {doc} {grade}" for doc, grade in judged]
+        qrels += [f"{topic} {draw(st.sampled_from(['0', '0', '1', 'B']))} {doc} {grade}" for doc, grade in judged]
         if draw(st.integers(0, 9)) == 0:  # now and then a judged topic the run lacks (exit 4, or -c)
             continue
         docs = draw(st.lists(DOCNOS, min_size=1, max_size=10, unique=True))
@@ -252,7 +268,9 @@ SETTINGS = settings(max_examples=60, deadline=None, derandomize=True, database=N
 
 @SETTINGS
 @given(case=cases(), flags=st.sampled_from([["-q", "-m", "all_trec"], ["-q", "-c", "-m", "all_trec"],
-                                            ["-q", "-c", "-l", "2", "-J", "-m", "all_trec"], ["-c", "-M", "3"]]))
+                                            ["-q", "-c", "-l", "2", "-J", "-m", "all_trec"], ["-c", "-M", "3"],
+                                            ["-q", "-c", "-R", "qrels_jg", "-m", "qrels_jg"],
+                                            ["-q", "-R", "qrels_jg", "-m", "qrels_jg", "-J", "-l2"]]))
 def test_generated_runs(oracles: Oracles, tmp_path: Path, case: tuple[str, str], flags: list[str]) -> None:
     qrels, run = case
     (tmp_path / "q").write_text(qrels)
