@@ -375,7 +375,7 @@ def evaluate(qrels: Qrels, run: Run, runid: str, requests: Sequence[str], option
     from evaluation.evaluator import GEOMETRIC_FLOOR, Evaluator
 
     grouped = options.rel_format == "qrels_jg"
-    wrong = [s.source for s in chosen if s.spelling and s.per_group != grouped]
+    wrong = [s.source for s in chosen if s.how not in ("runid", "num_q") and s.per_group != grouped]
     if wrong:
         raise TrecEvalUsageError(f"measure {wrong[0]} " + ("reads -R qrels judgments; with -R qrels_jg only the"
                                  " *_avgjg measures (-m qrels_jg) are computed" if grouped else "averages over"
