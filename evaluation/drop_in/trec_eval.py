@@ -613,11 +613,14 @@ def expand_request(text: str) -> list[str]:
     trec_eval nickname (``official``, ``all_trec``, ``set``: the value labels of its measures that evalserve
     computes, ``runid``/``num_q``/``relstring`` left out) or a trec_eval measure with its default or given
     parameters (``P`` -> ``P_5`` ... ``P_1000``; ``iprec_at_recall..25,.5``); else the name alone, to be refused
-    with the registry's message."""
+    with the registry's message. A bare trec_eval cut-off family is always trec_eval's (spec Appendix E):
+    ``recall`` gives ``recall_5`` ... ``recall_1000`` although the registry reads ``recall`` as ``R``."""
     from evaluation.measures.names import expand_name
 
     pieces = expand_name(text)
-    if all(_parses(piece) for piece in pieces):
+    family = _BY_NAME.get(text.strip())
+    cut_family = family is not None and family.shape in ("cut_long", "cut_double") and not family.per_group
+    if all(_parses(piece) for piece in pieces) and not cut_family:  # (`recall` is trec_eval's, not R's)
         return pieces
     name, dot, _ = text.strip().partition(".")
     if (name not in NICKNAMES or dot) and name not in _BY_NAME:  # (a nickname takes no parameters)

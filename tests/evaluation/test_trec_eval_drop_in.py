@@ -402,3 +402,17 @@ def test_evaluate_all_trec_in_trec_eval_format(fixtures: Path) -> None:
     expected = "".join(line for line in (fixtures / "out.test.aq").read_text().splitlines(keepends=True)
                        if not line.startswith("relstring"))
     assert comparable(out.getvalue()) == comparable(expected)
+
+
+def test_evaluate_reads_trec_eval_families_as_trec_eval(oracles: Oracles, fixtures: Path) -> None:
+    """``evaluate -m recall -m success -m P`` prints trec_eval's twelve-and-more lines (spec Appendix E: a
+    trec_eval spelling gives trec_eval's numbers), not evalserve's full-depth R and Success."""
+    from evalserve.cli.main import main as evalserve_main
+
+    files = [str(fixtures / "qrels.test"), str(fixtures / "results.test")]
+    out = io.StringIO()
+    with redirect_stdout(out), redirect_stderr(io.StringIO()):
+        assert evalserve_main(["evaluate", "--qrels", files[0], "--run", files[1], "-m", "recall", "-m", "success",
+                               "-m", "P", "--format", "trec_eval"]) == 0
+    assert out.getvalue() == theirs(oracles.trec_eval, ["-m", "recall", "-m", "success", "-m", "P", *files])[0]
+    assert out.getvalue().count("\n") == 9 + 9 + 3
