@@ -17,13 +17,16 @@ import csv
 import io
 import json
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
+
 from evaluation.csvcells import safe_cell
-from evaluation.evaluator import RunScores
-from evaluation.measures.names import trec_eval_label, trec_eval_rank
+from evaluation.drop_in.trec_eval import sequential_sum, table_rank
+from evaluation.evaluator import GEOMETRIC_FLOOR, RunScores
+from evaluation.measures.names import trec_eval_label
 from evaluation.measures.registry import default_registry
 from evaluation.problems import FormatError, MeasureError, Problem
 from evaluation.result_formats import EVALUATION_FORMATS, REPORT_FORMATS, ResultFormat
@@ -31,6 +34,8 @@ from evaluation.version import engine_version as engine_version
 
 #: result formats; html and latex are reports for people, rendered by ``evaluation.reports`` (not this module)
 FORMATS: tuple[str, ...] = tuple(f.value for f in EVALUATION_FORMATS)
+#: trec_eval's lines before the ``all`` values: the run tag and the number of topics (``render_document``)
+HEADER: tuple[str, ...] = ("runid", "num_q")
 #: the formats ``render_document`` writes: the data itself, no computation
 TEXT_FORMATS: tuple[str, ...] = tuple(f.value for f in EVALUATION_FORMATS if f not in REPORT_FORMATS)
 
@@ -71,22 +76,27 @@ class Report:
             "runs": runs,
         }
 
-    def render(self, fmt: str, per_topic: bool = False) -> str:
-        """The report in one of ``TEXT_FORMATS`` (html and latex: ``evaluation.reports.render_report``)."""
+    def render(self, fmt: str, per_topic: bool = False, header: Collection[str] = HEADER) -> str:
+        """The report in one of ``TEXT_FORMATS`` (html and latex: ``evaluation.reports.render_report``);
+        ``header``: which of trec_eval's ``runid`` and ``num_q`` lines to print (``render_document``)."""
         if fmt == "json":
             return render_document(self.as_json(per_topic), fmt, per_topic)
-        return render_document(self.as_json(True), fmt, per_topic)
+        return render_document(self.as_json(True), fmt, per_topic, header)
 
 
-def render_document(doc: Mapping[str, Any], fmt: str, per_topic: bool = False) -> str:
+def render_document(doc: Mapping[str, Any], fmt: str, per_topic: bool = False,
+                    header: Collection[str] = HEADER) -> str:
     """Render a result document (``Report.as_json``; per-topic values needed for ``per_topic`` or trec_eval's
-    ``num_q``) in one of ``TEXT_FORMATS``; html and latex are ``evaluation.reports.render_document``'s."""
+    ``num_q`` and means) in one of ``TEXT_FORMATS``; html and latex are ``evaluation.reports.render_document``'s.
+    ``header``: the trec_eval layout's ``all`` block starts with these of ``runid`` and ``num_q``: both by
+    default, as trec_eval prints them for its default measures and its nicknames; ``evalserve evaluate`` asks
+    for them only when ``-m`` names them (or a nickname) or is not given, as ``trec_eval -m map`` prints neither."""
     if fmt == ResultFormat.JSON:
         return json.dumps(_without_per_topic(doc) if not per_topic else doc, indent=2) + "\n"
     if fmt in (ResultFormat.TSV, ResultFormat.CSV):
         return _rows(doc, per_topic, "\t" if fmt == ResultFormat.TSV else ",")
     if fmt == ResultFormat.TREC_EVAL:
-        return _trec_eval(doc, per_topic)
+        return _trec_eval(doc, per_topic, header)
     if fmt in REPORT_FORMATS:
         # internal: a caller's mistake; evaluation.reports.render_document takes every format
         raise ValueError(f"{fmt} is a report for people: render it with evaluation.reports.render_document")
@@ -112,11 +122,12 @@ def _rows(doc: Mapping[str, Any], per_topic: bool, sep: str) -> str:
     return out.getvalue()
 
 
-def _trec_eval(doc: Mapping[str, Any], per_topic: bool) -> str:
+def _trec_eval(doc: Mapping[str, Any], per_topic: bool, header: Collection[str] = HEADER) -> str:
     """trec_eval's ``-q`` layout, byte for byte: ``%-22s\t%s\t%.4f`` lines, topic blocks then the ``all`` block
-    (``runid`` = the run's tag, ``num_q``). A measure trec_eval also has is printed under trec_eval's name and in
-    trec_eval's order, counts as integers, and gm_map only in the ``all`` block; other measures follow under
-    their requested names."""
+    (``runid`` = the run's tag, ``num_q``: those in ``header``). A measure trec_eval also has is printed under
+    trec_eval's name and in trec_eval's order (its measure table), counts as integers, and gm_map only in the
+    ``all`` block; other measures follow under their requested names. The ``all`` values are computed from the
+    per-topic values as trec_eval does: summed left to right in topic order, then divided (or exponentiated)."""
     out = io.StringIO()
     canonical = doc.get("meta", {}).get("measures", {})
     tags = doc.get("meta", {}).get("tags", {})
@@ -127,17 +138,33 @@ def _trec_eval(doc: Mapping[str, Any], per_topic: bool) -> str:
         for m in by_measure:
             row = _trec_eval_row(m, canonical.get(m, m))
             labelled.setdefault(row[1], row)
-        rows = sorted(labelled.values(), key=lambda row: trec_eval_rank(row[1]))
+        rows = sorted(labelled.values(), key=lambda row: table_rank(row[1]))
         if per_topic:
             for t in topics:
                 for key, label, how in rows:
                     if how != "geometric":
                         out.write(_trec_eval_line(label, t, by_measure[key]["per_topic"][t], how))
-        out.write(f"{'runid':<22}\tall\t{tags.get(run, run)}\n")
-        out.write(f"{'num_q':<22}\tall\t{len(topics)}\n")
+        if "runid" in header:
+            out.write(f"{'runid':<22}\tall\t{tags.get(run, run)}\n")
+        if "num_q" in header:
+            out.write(f"{'num_q':<22}\tall\t{len(topics)}\n")
         for key, label, how in rows:
-            out.write(_trec_eval_line(label, "all", by_measure[key]["mean"], how))
+            out.write(_trec_eval_line(label, "all", _summary(by_measure[key], how), how))
     return out.getvalue()
+
+
+def _summary(item: Mapping[str, Any], how: str) -> float:
+    """A measure's ``all`` value as trec_eval computes it from the per-topic values (sequential sums in topic
+    order, ``sequential_sum``); the document's mean when it has no per-topic values."""
+    per_topic = item.get("per_topic")
+    if not per_topic:
+        return float(item["mean"])
+    values = np.fromiter(per_topic.values(), dtype=np.float64, count=len(per_topic))
+    if how == "sum":
+        return sequential_sum(values)
+    if how == "geometric":
+        return math.exp(sequential_sum(np.log(np.maximum(values, GEOMETRIC_FLOOR))) / values.size)
+    return sequential_sum(values) / values.size
 
 
 def _trec_eval_row(key: str, canonical: str) -> tuple[str, str, str]:

@@ -18,11 +18,15 @@ class Command(NamedTuple):
     module: str
     help: str
     one_shot: bool = False
+    #: the module's ``main(argv)`` reads the words after the command itself (another tool's command line)
+    own_argv: bool = False
 
 
 #: every subcommand, in the order ``evalserve --help`` lists them
 COMMANDS: tuple[Command, ...] = (
     Command("evaluate", "evaluate", "evaluate runs against relevance judgments", one_shot=True),
+    Command("trec_eval", "trec_eval", "trec_eval 10.0's command line and output, byte for byte (evalserve trec_eval"
+            " -q -m all_trec QRELS RUN)", one_shot=True, own_argv=True),
     Command("ndeval", "ndeval", "ndeval's command line and CSV output, byte for byte (TREC Web diversity:"
             " ERR-IA, alpha-nDCG, NRBP, MAP-IA, P-IA, subtopic recall)", one_shot=True),
     Command("gdeval", "gdeval", "gdeval.pl's command line and CSV output, byte for byte (TREC Web ad hoc:"
@@ -54,6 +58,11 @@ def help_of(name: str) -> str:
 def is_one_shot(name: str | None) -> bool:
     """Whether subcommand ``name`` is a ``Command.one_shot`` one."""
     return any(c.name == name and c.one_shot for c in COMMANDS)
+
+
+def reads_own_argv(name: str | None) -> bool:
+    """Whether subcommand ``name`` parses its own command line (``Command.own_argv``)."""
+    return any(c.name == name and c.own_argv for c in COMMANDS)
 
 
 def requested(argv: list[str]) -> str | None:

@@ -13,7 +13,7 @@ import sys
 from collections.abc import Collection, Sequence
 from importlib import import_module
 
-from evalserve.cli.commands import COMMANDS, is_one_shot, requested
+from evalserve.cli.commands import COMMANDS, is_one_shot, reads_own_argv, requested
 from evalserve.cli.numpy_env import prepare_one_shot
 from evaluation.problems import EvaluationError, InputError, NothingScored, Problem
 
@@ -61,6 +61,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     words = list(sys.argv[1:] if argv is None else argv)
     command = requested(words)
     digests = {}
+    if reads_own_argv(command):  # another tool's command line (evalserve trec_eval): its module parses it
+        prepare_one_shot()
+        module = next(c.module for c in COMMANDS if c.name == command)
+        own_main = import_module(f"evalserve.cli.{module}").main
+        return int(own_main(words[words.index(str(command)) + 1 :]))
     if is_one_shot(command):  # before the subcommand's module imports NumPy
         from evalserve.cli.early_digests import start  # (hashlib and threads: not for --version)
 

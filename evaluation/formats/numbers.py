@@ -2,11 +2,15 @@
 
 Floats: plain decimals (``-12.3456``) whose digits form an integer below 2**53 with at most 22 fraction digits
 are converted as ``mantissa / 10**digits`` -- one correctly rounded IEEE division of two exact doubles, so the
-result equals C ``strtod`` bit for bit (Clinger's fast path). Anything else (exponents, 17-digit reprs, ``inf``)
-goes through Python's ``float`` for those fields only. Parsing never loops in Python over ordinary fields.
+result equals C ``strtod`` bit for bit (Clinger's fast path). Anything else (exponents, 17-digit reprs, ``inf``,
+C99 hexadecimal floats such as ``0x10`` or ``-0x1.8p3``) goes through ``strtod_field`` for those fields only, which
+accepts exactly the complete fields C ``strtod`` accepts. Parsing never loops in Python over ordinary fields.
 """
 
 from __future__ import annotations
+
+import math
+import re
 
 import numpy as np
 import numpy.typing as npt
@@ -82,14 +86,31 @@ def parse_floats(buf: ByteArray, starts: IntArray, ends: IntArray) -> tuple[Floa
         raw = buf.tobytes()
         for i in slow.tolist():
             text = raw[starts[i] : ends[i]]
-            try:
-                if b"_" in text:
-                    raise ValueError  # internal: control flow, caught below (the field is marked bad)
-                values[i] = float(text)
-            except ValueError:
-                bad[i] = True
-                values[i] = np.nan
+            value = strtod_field(text)
+            bad[i] = value is None
+            values[i] = np.nan if value is None else value
     return values, bad
+
+
+_HEX_FLOAT = re.compile(rb"[+-]?0[xX](?:[0-9a-fA-F]+\.?[0-9a-fA-F]*|\.[0-9a-fA-F]+)(?:[pP][+-]?[0-9]+)?")
+_DECIMAL_FLOAT = re.compile(rb"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
+_WORD_FLOAT = re.compile(rb"[+-]?(?:inf|infinity|nan)", re.IGNORECASE)
+
+
+def strtod_field(text: bytes) -> float | None:
+    """The value C ``strtod`` reads from a whole field -- decimal, ``inf``/``infinity``/``nan`` in any case, or a
+    C99 hexadecimal float (``0x10``, ``0x1.8p3``; overflow gives +-inf as strtod does) -- or None when strtod
+    would stop before the field's end (formats.md: scores are read as C strtod reads them)."""
+    if _HEX_FLOAT.fullmatch(text):
+        sign = -1.0 if text[:1] == b"-" else 1.0
+        body = text.lstrip(b"+-").decode()
+        try:
+            return sign * float.fromhex(body)
+        except OverflowError:
+            return sign * math.inf
+    if _DECIMAL_FLOAT.fullmatch(text) or _WORD_FLOAT.fullmatch(text):
+        return float(text)
+    return None
 
 
 def parse_ints(buf: ByteArray, starts: IntArray, ends: IntArray) -> tuple[IntArray, BoolArray]:

@@ -18,7 +18,7 @@ from evalserve.service.jobs.kinds import EvaluationRequest, JobKindName, MetaReq
 from evalserve.service.jobs.lifecycle import create_job
 from evalserve.service.store.models import Collection, Job, JobState, RunRecord, new_id
 from evalserve.service.webhooks import targets as webhook_targets
-from evaluation.measures.names import expand_name
+from evaluation.drop_in.trec_eval import expand_request
 from evaluation.measures.registry import default_registry
 from evaluation.problems import EvaluationError, MeasureError
 
@@ -29,13 +29,14 @@ def canonical_measures(names: list[str]) -> list[str]:
 
 
 def requested_measures(names: list[str]) -> list[str]:
-    """The names as requested (trec_eval lists such as ``P.5,10`` split, repeats dropped): results are keyed by
-    them; or a 422 naming every bad one."""
+    """The names as requested (trec_eval lists such as ``P.5,10`` split, trec_eval nicknames such as ``all_trec``
+    and bare families such as ``P`` expanded (``evaluation.drop_in.trec_eval.expand_request``), repeats dropped):
+    results are keyed by them; or a 422 naming every bad one."""
     registry = default_registry()
     out: list[str] = []
     problems = []
     for name in names:
-        for piece in expand_name(name):
+        for piece in expand_request(name):
             try:
                 registry.parse(piece)
             except MeasureError as exc:

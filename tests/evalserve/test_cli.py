@@ -193,7 +193,7 @@ def test_json_per_topic_and_policies(capsys: pytest.CaptureFixture[str], inputs:
 
 def test_trec_eval_format(capsys: pytest.CaptureFixture[str], inputs: dict[str, Path]) -> None:
     code, out, _ = run_cli(capsys, "evaluate", "--qrels", str(inputs["qrels"]), "--run", str(inputs["a"]),
-                           "-m", "AP", "P@2", "--format", "trec_eval", "--per-topic")
+                           "-m", "AP", "P@2", "runid", "num_q", "--format", "trec_eval", "--per-topic")
     assert code == 0
     rows = [line.split("\t") for line in out.splitlines()]
     assert all(len(r) == 3 for r in rows), out
@@ -205,6 +205,10 @@ def test_trec_eval_format(capsys: pytest.CaptureFixture[str], inputs: dict[str, 
     assert table["map", "2"] == "1.0000"
     assert table["map", "all"] == "0.9167"
     assert table["P_2", "all"] == "0.5000"
+    # explicit measures without runid / num_q print neither, as trec_eval -m map
+    code, out, _ = run_cli(capsys, "evaluate", "--qrels", str(inputs["qrels"]), "--run", str(inputs["a"]),
+                           "-m", "AP", "--format", "trec_eval")
+    assert code == 0 and out == "map                   \tall\t0.9167\n"
 
 
 def test_tsv_format(capsys: pytest.CaptureFixture[str], inputs: dict[str, Path]) -> None:

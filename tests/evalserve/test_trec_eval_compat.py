@@ -106,7 +106,8 @@ def test_trec_eval_format_equals_trec_eval_output(capsys: pytest.CaptureFixture[
     run = shared_file("trec_eval-test", "results.test")
     golden = shared_file("trec_eval-test", "out.test.aq")
     code, out, _ = cli(capsys, "evaluate", "--qrels", str(qrels), "--run", str(run), "-m", "map", "-m", "P.10",
-                       "-m", "ndcg_cut.10", "-m", "num_rel_ret", "--per-topic", "--format", "trec_eval")
+                       "-m", "ndcg_cut.10", "-m", "num_rel_ret", "-m", "runid", "-m", "num_q", "--per-topic",
+                       "--format", "trec_eval")
     assert code == 0
     wanted = {"runid", "num_q", "map", "P_10", "ndcg_cut_10", "num_rel_ret"}
     expected = [line for line in golden.read_text().splitlines(keepends=True) if line.split()[0] in wanted]
@@ -123,7 +124,7 @@ def test_trec_eval_format_counts_and_sets(capsys: pytest.CaptureFixture[str], sh
                        "--per-topic", "--format", "trec_eval")
     assert code == 0
     expected = [line for line in golden.read_text().splitlines(keepends=True)
-                if line.split()[0] in {*names, "runid", "num_q"}]
+                if line.split()[0] in names]  # explicit measures: no runid, num_q (as trec_eval -m ...)
     assert out == "".join(expected)
 
 
