@@ -19,6 +19,9 @@ from typing import Literal
 
 import numpy as np
 
+from evaluation.drop_in._common import c_fixed
+from evaluation.measures.adhoc._shared import REL
+from evaluation.measures.adhoc.iprec import c_lround
 from evaluation.measures.base import Measure
 from evaluation.measures.registry import default_registry
 from evaluation.model import Qrels, Run
@@ -310,7 +313,7 @@ def resolve(chosen: Sequence[Slot], level: int) -> tuple[dict[str, Measure], lis
         for spelling in dict.fromkeys((slot.spelling, slot.fallback or slot.label)):  # the exact value first
             try:
                 measure = registry.parse(spelling)
-                if level != 1 and measure.definition.param("rel") is not None:
+                if level != 1 and measure.definition.param("rel") == REL:  # -l: the relevance threshold only
                     measure = measure.definition.instance({**measure.params, "rel": level}, measure.cutoff)
                 break
             except MeasureError:
@@ -406,6 +409,8 @@ def evaluate(qrels: Qrels, run: Run, runid: str, requests: Sequence[str], option
         values = {label: np.asarray(scores.values[label], dtype=np.float64)[rows] for label in measures}
     if absent:  # trec_eval scores a missing topic on a one-document ranking of an unjudged document
         _bogus(values, [i for i, t in enumerate(order) if t not in present], chosen)
+    if not grouped:
+        _empty_iprec(values, measures, qrels, run, order, options)
     strings = _relstrings(qrels, run, order, chosen)
     summed = {s.label: np.log(np.maximum(values[s.label], GEOMETRIC_FLOOR)) if s.how == "geometric"
               else values[s.label] for s in chosen if s.label in values}  # what trec_eval accumulates per topic
@@ -545,6 +550,31 @@ def _bogus(values: dict[str, np.ndarray], rows: list[int], chosen: Sequence[Slot
             values[slot.label][rows] = 0.0
 
 
+def _empty_iprec(values: dict[str, np.ndarray], measures: Mapping[str, Measure], qrels: Qrels, run: Run,
+                 order: Sequence[str], options: Options) -> None:
+    """A topic left with no document (``-M 0``, or ``-J`` dropping every one, also -c's stand-in document of a
+    topic the run lacks, which is unjudged): trec_eval 10.0's
+    iprec_at_recall and 11pt_avg start from precision 0/0 and so print NaN at each recall level whose
+    relevant-document count lround(r * R) is 0 (m_iprec_at_recall.c, m_11pt_avg.c); the registry gives 0."""
+    kept = np.bincount(run.topic, minlength=len(run.topics)) if run.topics else np.zeros(0, dtype=np.int64)
+    count = dict(zip(run.topics, kept.tolist()))
+    stand_in_dropped = options.judged_only or (options.max_per_topic is not None and options.max_per_topic <= 0)
+    empty = [i for i, t in enumerate(order) if count.get(t, 0 if stand_in_dropped else 1) == 0]
+    if not empty:
+        return
+    adhoc = qrels.adhoc
+    relevant = np.bincount(adhoc.topic[adhoc.grade >= options.level], minlength=len(qrels.topics))
+    judged = {t: int(relevant[i]) for i, t in enumerate(qrels.topics)}
+    for label, measure in measures.items():
+        if measure.definition.name not in ("IPrec", "IPrecAvg") or measure.params.get("reach") != "rounded":
+            continue
+        levels = (measure.params["recall"],) if "recall" in measure.params else \
+            tuple(measure.params["levels"])  # 11pt_avg sums every level: one NaN makes it NaN
+        for i in empty:
+            if any(c_lround(np.float64(float(r) * judged.get(order[i], 0))) == 0 for r in levels):
+                values[label][i] = math.nan
+
+
 def _num_rel_complete(qrels: Qrels) -> int:
     """trec_eval's ``num_rel`` summary under ``-c``: judgments with a grade above 0 over every judged topic,
     whatever ``-l`` says (m_num_rel.c's average)."""
@@ -589,7 +619,7 @@ def sequential_sum(values: Iterable[float]) -> float:
 
 
 def _line(label: str, topic: str, value: float, how: str) -> str:
-    shown = str(_c_long(value)) if how == "count" else f"{value:6.4f}"
+    shown = str(_c_long(value)) if how == "count" else f"{c_fixed(value, 4):>6}"
     return f"{label:<22}\t{topic}\t{shown}\n"
 
 
