@@ -571,7 +571,7 @@ def _empty_iprec(values: dict[str, np.ndarray], measures: Mapping[str, Measure],
         levels = (measure.params["recall"],) if "recall" in measure.params else \
             tuple(measure.params["levels"])  # 11pt_avg sums every level: one NaN makes it NaN
         for i in empty:
-            if any(c_lround(np.float64(float(r) * judged.get(order[i], 0))) == 0 for r in levels):
+            if any(c_lround(np.array([float(r) * judged.get(order[i], 0)]))[0] == 0 for r in levels):
                 values[label][i] = math.nan
 
 
