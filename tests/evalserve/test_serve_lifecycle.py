@@ -125,7 +125,7 @@ def test_a_busy_port_is_refused_at_once_and_nothing_is_started(tmp_path: Path) -
 
 def test_a_busy_port_held_by_an_evalserve_says_so(tmp_path: Path) -> None:
     class Health(BaseHTTPRequestHandler):
-        def do_GET(self) -> None:  # noqa: N802 -- http.server's name
+        def do_GET(self) -> None:
             body = json.dumps({"status": "ok", "database": "ok", "broker": "ok"}).encode()
             self.send_response(200)
             self.send_header("Content-Type", "application/json")
