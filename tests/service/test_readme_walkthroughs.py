@@ -104,6 +104,7 @@ def _reader(tmp_path: Path, shared_data: Path, name: str) -> Path:
 def _run(script: str, work: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
     done = subprocess.run(["bash", "-e", "-o", "pipefail", "-c", script], cwd=work, env=env, capture_output=True,
                           text=True, timeout=900)
+    (work.parent / f"{work.name}.out").write_text(f"{done.stdout}\n--- stderr:\n{done.stderr}")  # to read after
     assert done.returncode == 0, f"{done.stdout[-6000:]}\n{done.stderr[-6000:]}"
     assert "Traceback" not in done.stdout + done.stderr, done.stderr
     return done
