@@ -161,3 +161,23 @@ def test_the_api_guide_runs_as_written(backend: str, stack: Callable[..., LiveSe
     assert "uogTr" in out[out.rindex("rank,"):]
     # the errors the guide shows on purpose are problem+json, never a traceback
     assert '"code": "invalid-upload"' in out
+
+
+@pytest.mark.parametrize("document", ["README.md", "docs/api.md"])
+def test_json_id_shows_the_servers_problem_not_a_traceback(document: str) -> None:
+    """``COL=$(curl ... | json_id)`` on an error answer (or none) prints what the server said and fails; it used to
+    end in a Python traceback (issue 28)."""
+    text = (ROOT / document).read_text()
+    definition = re.search(r"^json_id\(\) \{.*?; \}$", text, re.MULTILINE | re.DOTALL)
+    assert definition is not None, f"{document} defines json_id"
+    problem = ('{"type": "https://evalserve.dev/problems/invalid-upload", "status": 422, "code": "invalid-upload",'
+               ' "problems": [{"line": 1, "column": 11, "code": "score-not-numeric"}]}')
+    for answer, shown in ((problem, problem), ("", "nothing"), ("<html>Bad Gateway</html>", "<html>Bad Gateway</html>")):
+        done = subprocess.run(["bash", "-c", definition.group(0) + '\nID=$(printf %s "$ANSWER" | json_id)'],
+                              env={**os.environ, "ANSWER": answer}, capture_output=True, text=True, timeout=60)
+        assert done.returncode == 1, done
+        assert done.stderr == f"the server answered: {shown}\n", done.stderr
+        assert "Traceback" not in done.stderr
+    ok = subprocess.run(["bash", "-c", definition.group(0) + '\necho \'{"id": "col_1"}\' | json_id'],
+                        capture_output=True, text=True, timeout=60)
+    assert ok.stdout == "col_1\n"
