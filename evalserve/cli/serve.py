@@ -10,6 +10,7 @@ import os
 import socket
 import sys
 import time
+import urllib.error
 import urllib.request
 from pathlib import Path
 from typing import Any
@@ -177,8 +178,10 @@ def serve(args: argparse.Namespace) -> int:
     url = f"http://{args.host}:{args.port}"
     if not _wait_healthy(url, supervisor, api):
         asked_to_stop = supervisor.stopping
-        supervisor.stop()
+        killed = supervisor.stop()
         if asked_to_stop:
+            print(stopped_line(url, time.monotonic() - (supervisor.stop_requested_at or time.monotonic()), killed),
+                  flush=True)
             return 0
         where = "above" if logs is None else f"in {logs[0]}; its last lines:\n{_tail(logs[0])}"
         print(f"evalserve: the API did not start on {url} (its messages are {where})", file=sys.stderr)
@@ -241,10 +244,13 @@ def port_refusal(host: str, port: int) -> str | None:
     holder = "another program listens there"
     try:
         with urllib.request.urlopen(f"http://{host}:{port}/health", timeout=2) as response:
-            if b'"database"' in response.read(4096):
-                holder = f"an evalserve already answers at http://{host}:{port} (stop it with Ctrl-C or kill)"
+            health = response.read(4096)
+    except urllib.error.HTTPError as answer:  # a degraded evalserve answers 503
+        health = answer.read(4096)
     except (OSError, ValueError):
-        pass
+        health = b""
+    if b'"database"' in health:
+        holder = f"an evalserve already answers at http://{host}:{port} (stop it with Ctrl-C or kill)"
     free = next((p for p in range(port + 1, min(port + 50, 65536)) if _bind_error(host, p) is None), None)
     suggestion = f"evalserve serve --port {free}" if free is not None else "evalserve serve --port PORT"
     return (f"{where} is already in use: {holder}; nothing was started. Start this one on another port with"
