@@ -65,6 +65,16 @@ def reads_own_argv(name: str | None) -> bool:
     return any(c.name == name and c.own_argv for c in COMMANDS)
 
 
+#: the supervisors: asked to stop, they must be gone at once (issue 28: ``serve`` within 3 s), not after tearing
+#: down the service's modules (about a second on a loaded machine)
+SUPERVISORS = ("serve", "worker")
+
+
+def ends_without_teardown(name: str | None) -> bool:
+    """Whether ``evalserve <name>`` ends with ``fast_exit.finish``: the one-shot commands and the supervisors."""
+    return is_one_shot(name) or name in SUPERVISORS
+
+
 def requested(argv: list[str]) -> str | None:
     """The subcommand an ``evalserve`` command line runs: its first word that is not an option (the top-level
     parser has only ``-h`` and ``--version``, which take no value), or None."""

@@ -16,11 +16,12 @@ import threading
 from typing import NoReturn
 
 
-def finish(code: int) -> NoReturn:
+def finish(code: int, *, wait_for_threads: bool = True) -> NoReturn:
     """Exit with ``code``: flush the standard streams, run the ``atexit`` handlers, then end the process at once
     (``os._exit``). Exits as ``sys.exit`` would instead while another non-daemon thread runs (it is waited
-    for) or when a stream cannot be flushed (the interpreter reports it, as without ``finish``)."""
-    if _other_threads_running() or not _flushed():
+    for; unless ``wait_for_threads`` is False: a server's idle pool threads) or when a stream cannot be flushed
+    (the interpreter reports it, as without ``finish``)."""
+    if (wait_for_threads and _other_threads_running()) or not _flushed():
         sys.exit(code)
     atexit._run_exitfuncs()
     if not _flushed():  # what the handlers printed

@@ -13,7 +13,7 @@ import sys
 from collections.abc import Collection, Sequence
 from importlib import import_module
 
-from evalserve.cli.commands import COMMANDS, is_one_shot, reads_own_argv, requested
+from evalserve.cli.commands import COMMANDS, ends_without_teardown, is_one_shot, reads_own_argv, requested
 from evalserve.cli.numpy_env import prepare_one_shot
 from evaluation.problems import EvaluationError, InputError, NothingScored, Problem
 
@@ -102,10 +102,10 @@ def _print_problems(problems: Sequence[Problem], omitted: int) -> None:
 
 
 def run() -> None:
-    """The ``evalserve`` console script: ``main``, then exit -- a one-shot command without the interpreter's
-    teardown (``fast_exit.finish``: the output, exit code and ``atexit`` handlers kept)."""
+    """The ``evalserve`` console script: ``main``, then exit -- a one-shot command or a supervisor without the
+    interpreter's teardown (``fast_exit.finish``: the output, exit code and ``atexit`` handlers kept)."""
     code = main()
-    if is_one_shot(requested(sys.argv[1:])):
+    if ends_without_teardown(requested(sys.argv[1:])):
         from evalserve.cli.fast_exit import finish  # (threading: not for --version)
 
         finish(code)

@@ -5,9 +5,12 @@ Both supervise their processes (``evalserve.supervisor``): a child that dies is 
 from __future__ import annotations
 
 import argparse
+import errno
 import os
+import socket
 import sys
 import time
+import urllib.error
 import urllib.request
 from pathlib import Path
 from typing import Any
@@ -62,16 +65,16 @@ def evaluation_worker_command(name: str, loglevel: str = "info", queue: str | No
     of several processes does not survive a killed process on the embedded broker (the replacement blocks on
     the pool's queue lock); a killed solo worker loses only its current job, which its lease brings back."""
     queue = queue or Settings.from_env().queue
-    return [sys.executable, "-m", "celery", "-A", "evalserve.workers.tasks", "worker", "-Q", queue, "--pool", "solo",
-            "-n", f"{name}@%h", "--loglevel", loglevel, "--without-gossip", "--without-mingle"]
+    return [sys.executable, "-m", "evalserve.cli.celery_worker", "-A", "evalserve.workers.tasks", "worker", "-Q", queue,
+            "--pool", "solo", "-n", f"{name}@%h", "--loglevel", loglevel, "--without-gossip", "--without-mingle"]
 
 
 def webhook_worker_command(concurrency: int = 4, loglevel: str = "info", queue: str | None = None) -> list[str]:
     """The Celery worker of webhook deliveries: threads (deliveries wait on the network, not the CPU), on the
     webhook queue only, so a slow receiver never holds an evaluation process."""
     queue = queue or Settings.from_env().queue
-    return [sys.executable, "-m", "celery", "-A", "evalserve.workers.tasks", "worker", "-Q", f"{queue}.webhooks",
-            "--pool", "threads", "--concurrency", str(concurrency), "--loglevel", loglevel,
+    return [sys.executable, "-m", "evalserve.cli.celery_worker", "-A", "evalserve.workers.tasks", "worker", "-Q",
+            f"{queue}.webhooks", "--pool", "threads", "--concurrency", str(concurrency), "--loglevel", loglevel,
             "-n", f"webhooks-{os.getpid()}@%h", "--without-gossip", "--without-mingle"]
 
 
@@ -87,6 +90,9 @@ def worker_children(concurrency: int, loglevel: str = "info", queue: str | None 
     return children
 
 
+#: how long gunicorn lets a request in flight finish once told to stop (a long-poll is cut: clients poll again)
+API_GRACE_SECONDS = 1
+
 #: threads per API process: a long-poll (``GET /v1/jobs/{id}?wait=``, at most 30 s) holds one thread, not a process
 API_THREADS = 8
 
@@ -94,10 +100,10 @@ API_THREADS = 8
 def api_command(host: str, port: int, workers: int, loglevel: str = "info") -> list[str]:
     """gunicorn with ``workers`` processes of ``API_THREADS`` threads each (gthread): that many requests, long-polls
     included, are served at once."""
-    return [sys.executable, "-m", "gunicorn", "--bind", f"{host}:{port}", "--workers", str(workers),
-            "--worker-class", "gthread", "--threads", str(API_THREADS),
-            "--timeout", "300", "--graceful-timeout", "5", "--access-logfile", "-", "--log-level", loglevel,
-            "evalserve.service.web.wsgi:app"]
+    return [sys.executable, "-m", "gunicorn", "-c", "python:evalserve.cli.gunicorn_hooks", "--bind", f"{host}:{port}",
+            "--workers", str(workers), "--worker-class", "gthread", "--threads", str(API_THREADS),
+            "--timeout", "300", "--graceful-timeout", str(API_GRACE_SECONDS), "--access-logfile", "-",
+            "--log-level", loglevel, "evalserve.service.web.wsgi:app"]
 
 
 def log_files(settings: Settings, args: argparse.Namespace) -> tuple[Path, Path] | None:
@@ -150,6 +156,10 @@ def serve(args: argparse.Namespace) -> int:
     from evalserve.service.store.datadir import secure_data_dir
     from evalserve.service.store.migrate import upgrade
 
+    busy = port_refusal(args.host, args.port)
+    if busy is not None:
+        print(f"evalserve: {busy}", file=sys.stderr)
+        return 1
     settings = Settings.from_env()
     secure_data_dir(settings)
     upgrade(settings.database_url)
@@ -168,8 +178,10 @@ def serve(args: argparse.Namespace) -> int:
     url = f"http://{args.host}:{args.port}"
     if not _wait_healthy(url, supervisor, api):
         asked_to_stop = supervisor.stopping
-        supervisor.stop()
+        killed = supervisor.stop()
         if asked_to_stop:
+            print(stopped_line(url, time.monotonic() - (supervisor.stop_requested_at or time.monotonic()), killed),
+                  flush=True)
             return 0
         where = "above" if logs is None else f"in {logs[0]}; its last lines:\n{_tail(logs[0])}"
         print(f"evalserve: the API did not start on {url} (its messages are {where})", file=sys.stderr)
@@ -182,8 +194,67 @@ def serve(args: argparse.Namespace) -> int:
           f"  (also in {Path(settings.data_dir) / 'admin-token'}); stop with Ctrl-C\n"
           f"  logs: {'on this terminal' if logs is None else f'{logs[0]} and {logs[1]} (-v: on this terminal)'}",
           flush=True)
-    supervisor.run()  # until SIGTERM or SIGINT; restarts whatever dies meanwhile
+    killed = supervisor.run()  # until SIGTERM or SIGINT; restarts whatever dies meanwhile
+    print(stopped_line(url, time.monotonic() - (supervisor.stop_requested_at or time.monotonic()), killed),
+          flush=True)
     return 0
+
+
+def stopped_line(url: str, seconds: float, killed: list[str]) -> str:
+    """The line ``serve`` ends with: it stopped, how fast, and what a killed process means (issue 28)."""
+    line = f"evalserve stopped ({url}, in {seconds:.1f} s)"
+    workers = [name for name in killed if name != "API"]
+    if workers:
+        one = len(workers) == 1
+        line += (f"; {', '.join(workers)} did not stop in time and {'was' if one else 'were'} killed: a job"
+                 f" {'it' if one else 'one of them'} was running is run again when a worker next starts")
+    if "API" in killed:
+        line += "; the API did not stop in time and was killed: requests in flight were cut"
+    return line
+
+
+def _bind_error(host: str, port: int) -> OSError | None:
+    """Why ``host:port`` cannot be listened on now, as gunicorn would listen (``SO_REUSEADDR``: a port left in
+    TIME_WAIT is free, one with a listener is not); None if it can."""
+    try:
+        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    except OSError as exc:
+        return exc
+    family, kind, proto, _, address = infos[0]
+    with socket.socket(family, kind, proto) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind(address)
+        except OSError as exc:
+            return exc
+    return None
+
+
+def port_refusal(host: str, port: int) -> str | None:
+    """The message ``serve`` refuses to start with when its address is taken or cannot be had (checked before
+    anything starts: gunicorn would retry and fail in its log, and a health check would reach the other server),
+    or None when it is free. It names the address, what holds it if that is an evalserve, and a free port."""
+    error = _bind_error(host, port)
+    if error is None:
+        return None
+    where = f"{host}:{port}"
+    if error.errno != errno.EADDRINUSE:
+        return (f"cannot listen on {where}: {error.strerror or error}; nothing was started (choose another address"
+                f" with --host or --port)")
+    holder = "another program listens there"
+    try:
+        with urllib.request.urlopen(f"http://{host}:{port}/health", timeout=2) as response:
+            health = response.read(4096)
+    except urllib.error.HTTPError as answer:  # a degraded evalserve answers 503
+        health = answer.read(4096)
+    except (OSError, ValueError):
+        health = b""
+    if b'"database"' in health:
+        holder = f"an evalserve already answers at http://{host}:{port} (stop it with Ctrl-C or kill)"
+    free = next((p for p in range(port + 1, min(port + 50, 65536)) if _bind_error(host, p) is None), None)
+    suggestion = f"evalserve serve --port {free}" if free is not None else "evalserve serve --port PORT"
+    return (f"{where} is already in use: {holder}; nothing was started. Start this one on another port with"
+            f" --port, e.g.: {suggestion}")
 
 
 def _tail(path: Path, lines: int = 20) -> str:

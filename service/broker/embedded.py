@@ -11,6 +11,7 @@ import time
 from queue import Empty
 from typing import Any
 
+from celery.signals import worker_shutting_down
 from kombu.transport import sqlalchemy as sqla
 from sqlalchemy import create_engine, event
 
@@ -53,6 +54,8 @@ class Transport(sqla.Transport):
         started = time.monotonic()
         interval = float(self.polling_interval or 1.0)
         while True:
+            if wakeup.interrupted():  # the worker is stopping: take no new message, let its loop end now
+                raise TimeoutError()
             try:
                 self.cycle.get(self._deliver, timeout=timeout)  # type: ignore[union-attr]
                 return
@@ -74,3 +77,11 @@ class Transport(sqla.Transport):
             self._waiter.close()
         super().close_connection(connection)  # type: ignore[no-untyped-call]
 
+
+def _stop_waiting(**_: Any) -> None:
+    """A worker's warm shutdown (SIGTERM, Ctrl-C) ends its wait for messages at once: Celery's blocking loop would
+    otherwise drain for two more seconds, twice, before it stops (an idle worker took about 4 s)."""
+    wakeup.interrupt()
+
+
+worker_shutting_down.connect(_stop_waiting, weak=False)

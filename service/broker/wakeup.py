@@ -6,6 +6,9 @@ interval, so it queries the broker as soon as there is something to get. The pol
 Each consumer opens its queues' pipes read-write (a pipe with no writer would read as end-of-file, waking it in a
 loop) and reads one byte per wake-up, so that two messages published together wake two idle consumers. A publisher
 never blocks: no pipe, no reader or a full pipe all mean there is nobody to wake or they are already awake.
+
+A worker told to stop (``interrupt``) wakes from its wait at once and waits no more, so an idle worker stops in a
+fraction of a second instead of sleeping out its waits.
 """
 
 from __future__ import annotations
@@ -58,6 +61,31 @@ def poke(directory: Path | None, queue: str) -> bool:
         os.close(fd)
 
 
+_stop: list[int] = []  # this process's stop pipe (read end, write end), made by the first Waiter or interrupt()
+
+
+def _stop_pipe() -> list[int]:
+    if not _stop:
+        read, write = os.pipe()
+        os.set_blocking(write, False)
+        _stop.extend((read, write))
+    return _stop
+
+
+def interrupt() -> None:
+    """This process is stopping: every wait returns now and from now on (safe in a signal handler)."""
+    with contextlib.suppress(OSError):
+        os.write(_stop_pipe()[1], POKE)
+
+
+def interrupted() -> bool:
+    """Whether ``interrupt()`` was called in this process."""
+    if not _stop:
+        return False
+    ready, _, _ = select.select([_stop[0]], [], [], 0)
+    return bool(ready)
+
+
 class Waiter:
     """A consumer's side: the pipes of the queues it consumes, opened once, and a wait that returns when one of them
     is poked or the timeout passes."""
@@ -82,12 +110,16 @@ class Waiter:
         return opened
 
     def wait(self, timeout: float) -> bool:
-        """Block until a watched pipe is poked (consuming one byte) or ``timeout`` seconds pass; True if poked."""
+        """Block until a watched pipe is poked (consuming one byte), ``timeout`` seconds pass or the process is
+        interrupted; True if poked."""
         if not self._fds:
             return False
-        ready, _, _ = select.select(list(self._fds.values()), [], [], max(0.0, timeout))
+        stop = _stop_pipe()[0]
+        ready, _, _ = select.select([stop, *self._fds.values()], [], [], max(0.0, timeout))
         woken = False
         for fd in ready:
+            if fd == stop:  # left unread: later waits return at once too
+                continue
             with contextlib.suppress(BlockingIOError):
                 woken = bool(os.read(fd, 1)) or woken
         return woken

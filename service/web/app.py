@@ -26,6 +26,7 @@ from evalserve.service.store.db import Database
 from evalserve.service.web import swagger_ui
 from evalserve.service.web.api import BLUEPRINTS
 from evalserve.service.web.context import end_unit_of_work
+from evalserve.service.web.openapi_text import MarkdownText
 from evalserve.service.web.problems import (
     PROBLEM_JSON,
     ProblemSchema,
@@ -134,7 +135,7 @@ def create_app(settings: Settings | None = None, *, migrate: bool = False) -> Fl
                                                JobQueue(make_celery(settings), db))
     install_rate_limits(app, settings)  # before the other checks: a caller over the limit costs little
     app.before_request(refuse_deep_json)
-    api = ProblemApi(app)
+    api = ProblemApi(app, spec_kwargs={"extra_plugins": [MarkdownText()]})  # docstrings' ``x`` as `x`
     for kind, schema in REQUEST_SCHEMAS.items():  # the job document's request: one of these (JobSchema)
         api.spec.components.schema(request_schema_name(kind), schema=schema)
     for blueprint in BLUEPRINTS:

@@ -63,3 +63,25 @@ def test_interactive_docs_are_served(app: Flask) -> None:
     assert page.mimetype == "text/html"
     html = page.get_data(as_text=True)
     assert "swagger-ui" in html and "openapi.json" in html
+
+
+def _texts(node: Any, key: str = "") -> Iterator[tuple[str, str]]:
+    """Every (key, string) pair under ``node``."""
+    if isinstance(node, dict):
+        for k, value in node.items():
+            yield from _texts(value, k)
+    elif isinstance(node, list):
+        for item in node:
+            yield from _texts(item, key)
+    elif isinstance(node, str):
+        yield key, node
+
+
+def test_the_text_swagger_ui_shows_is_markdown(served: dict[str, Any]) -> None:
+    """Swagger UI renders Markdown: no reStructuredText ````code```` from the views' docstrings (``/docs`` showed
+    literal double backticks, issue 28), and every summary on one line."""
+    texts = [(key, text) for key, text in _texts(served) if key in ("summary", "description")]
+    assert texts and not [text for _, text in texts if "``" in text]
+    assert not [text for key, text in texts if key == "summary" and "\n" in text]
+    summary = served["paths"]["/v1/jobs/{job_id}"]["get"]["summary"]
+    assert "`?wait=SECONDS`" in summary and "`If-None-Match`" in summary, summary
