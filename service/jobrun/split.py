@@ -305,7 +305,8 @@ class _Named:
 
 
 def _problem(d: dict[str, Any]) -> Problem:
-    return Problem(d["code"], d["message"], d["severity"], d.get("line"), d.get("column"), d.get("source"))
+    return Problem(d["code"], d["message"], d["severity"], d.get("line"), d.get("column"), d.get("source"),
+                   d.get("end_line"))
 
 
 class _NoSettings:
