@@ -14,6 +14,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from evaluation.formats.distinct import sorted_distinct
 from evaluation.measures.base import Measure
 from evaluation.model import Qrels
 from evaluation.problems import Problem
@@ -44,5 +45,6 @@ def _most_intents(qrels: Qrels) -> int:
     """The largest number of distinct intents judged for one topic (0 without judgments)."""
     if len(qrels) == 0:
         return 0
-    pairs = np.unique(qrels.topic * np.int64(max(1, len(qrels.intents))) + qrels.intent)
-    return int(np.bincount(pairs // max(1, len(qrels.intents))).max())
+    width = np.int64(max(1, len(qrels.intents)))
+    pairs = sorted_distinct(qrels.topic * width + qrels.intent)  # not np.unique, which imports numpy.ma
+    return int(np.bincount(pairs // width).max())

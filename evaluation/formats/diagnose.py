@@ -7,6 +7,7 @@ only a sample of them, so a diagnosis costs nothing on good files and little on 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 
@@ -29,14 +30,17 @@ class Layout:
     def ncols(self) -> int:
         return len(self.fields.split())
 
+    def __call__(self, fields: Fields, bad: IntArray) -> Diagnosis | None:
+        """``diagnose`` for this layout: what ``lexer.select_rows`` calls as its ``explain``."""
+        return diagnose(fields, bad, self)
+
 
 #: The TREC run layout (``trec_run``) and the TREC qrels layout (``qrels``; NTCIR's three fields are accepted too).
 TREC_RUN = Layout("TREC run", "qid Q0 docno rank score tag", "a run")
 TREC_QRELS = Layout("TREC qrels", "qid iter docno rel", "judgments")
 
 
-@dataclass(frozen=True)
-class Diagnosis:
+class Diagnosis(NamedTuple):
     """One problem said of the whole file, located at its first bad line, in place of one problem per line."""
 
     message: str

@@ -7,16 +7,13 @@ offsets. Lines are ``\\n``-terminated; ``\\r`` counts as a separator, so CRLF fi
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 import numpy as np
 import numpy.typing as npt
 
 from evaluation.problems import ProblemLog, Severity
-
-if TYPE_CHECKING:
-    from evaluation.formats.diagnose import Layout
 
 IntArray = npt.NDArray[np.int64]
 ByteArray = npt.NDArray[np.uint8]
@@ -219,14 +216,19 @@ def field_starts(ends: IntArray, j: int, begin: int) -> IntArray:
     return starts
 
 
+#: What a file whose lines ``bad`` (0-based) have the wrong field count looks like, said once for the whole file:
+#: ``(message, line, column)``, or None to report the lines one by one (``diagnose.Layout`` is one).
+Explain = Callable[[Fields, IntArray], "tuple[str, int, int] | None"]
+
+
 def select_rows(fields: Fields, ncols: int, log: ProblemLog, what: str, *, extra_ok: bool = False,
-                layout: Layout | None = None) -> Rows:
+                explain: Explain | None = None) -> Rows:
     """Keep lines with exactly ``ncols`` fields; blank lines and ``#`` comments are skipped, others are errors.
 
     With ``extra_ok``, longer lines are kept too (their first ``ncols`` fields) and one warning says how many
-    there were -- trec_eval ignores anything after a run's tag, and its own fixtures rely on that. With a
-    ``layout``, a file that looks comma-separated or of the other layout gets one problem saying so
-    (``diagnose``) instead of one per line.
+    there were -- trec_eval ignores anything after a run's tag, and its own fixtures rely on that. With
+    ``explain`` (a layout of ``diagnose``), a file that looks comma-separated or of another layout gets one
+    problem saying so instead of one per line.
     """
     counts = fields.counts
     if counts.size and fields.starts.size == ncols * counts.size and bool((counts == ncols).all()):
@@ -253,7 +255,7 @@ def select_rows(fields: Fields, ncols: int, log: ProblemLog, what: str, *, extra
             good |= content & (counts > ncols)
     bad = np.flatnonzero(content & (counts != ncols) & ~good)
     if bad.size:
-        _report_column_counts(fields, bad, ncols, log, what, layout)
+        _report_column_counts(fields, bad, ncols, log, what, explain)
     lines = np.flatnonzero(good)
     idx = fields.first[lines][:, None] + np.arange(ncols)
     return _bounded(Rows(fields.buf, fields.starts[idx], fields.ends[idx], lines + 1, fields.line_start[lines]),
@@ -278,17 +280,15 @@ def _bounded(rows: Rows, log: ProblemLog, what: str) -> Rows:
 
 
 def _report_column_counts(
-    fields: Fields, bad: IntArray, ncols: int, log: ProblemLog, what: str, layout: Layout | None
+    fields: Fields, bad: IntArray, ncols: int, log: ProblemLog, what: str, explain: Explain | None
 ) -> None:
     """One problem per run of consecutive lines with the same wrong count (capped), or one for the whole file
-    when ``layout`` tells what it looks like."""
-    if layout is not None:
-        from evaluation.formats.diagnose import diagnose  # imports this module: read only for bad files
-
-        found = diagnose(fields, bad, layout)
-        if found is not None:
-            log.add("wrong-column-count", found.message, line=found.line, column=found.column)
-            return
+    when ``explain`` tells what it looks like."""
+    found = explain(fields, bad) if explain is not None else None
+    if found is not None:
+        message, line, column = found
+        log.add("wrong-column-count", message, line=line, column=column)
+        return
     n = fields.counts[bad]
     heads = group_heads(bad, n)
     shown = heads[: log.room()]

@@ -41,7 +41,7 @@ def _parse(blob: Blob, log: ProblemLog) -> Qrels:
     fields = tokenize(blob.data)
     content = np.flatnonzero(fields.content_lines())  # comments do not decide the layout
     ncols = 3 if content.size and int(fields.counts[content[0]]) == 3 else 4
-    rows = select_rows(fields, ncols, log, "qrels", layout=TREC_QRELS)
+    rows = select_rows(fields, ncols, log, "qrels", explain=TREC_QRELS)
     if ncols == 4:
         topic_col, intent_col, doc_col, grade_col = 0, 1, 2, 3
     else:
