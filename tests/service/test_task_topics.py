@@ -5,12 +5,14 @@ or counted against the quota. Flask's test client over SQLite, as tests/service/
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from evalserve.service.core.problem_codes import ProblemCode
+from evalserve.service.jobrun.runner import run_job
 from tests.service.test_api import _file, _is_problem
 from tests.service.test_tasks import TaskApi
 
@@ -66,3 +68,24 @@ def test_new_judgments_are_the_ones_checked(api: TaskApi) -> None:
     assert r.status_code == 202, r.get_data(as_text=True)
     assert _submit(api, task_id, ELSEWHERE).status_code == 202
     _is_problem(_submit(api, task_id, b"topic401 Q0 d1 1 1.0 mine\n"), 422, "no-topics-scored")
+
+
+def test_a_run_left_without_judged_topics_by_new_judgments_fails_without_naming_them(api: TaskApi) -> None:
+    """New judgments can leave an accepted run with no judged topic: its re-evaluation fails no-topics-scored, and
+    the participant reads that it has no topic in common -- not the judged topics the engine's message names
+    (organisers read it whole)."""
+    task_id = _task(api)
+    accepted = _submit(api, task_id, ONE_IN_COMMON)
+    assert accepted.status_code == 202
+    api.work()
+    r = api.call("POST", f"/v1/tasks/{task_id}/judgments", "alice",
+                 data={"qrels": (_file(b"secret9 0 d1 1\nsecret8 0 d2 1\n"), "new.qrels"), "note": "new topics"})
+    assert r.status_code == 202, r.get_data(as_text=True)
+    [job_id] = r.json["jobs"]
+    assert run_job(api.ctx, job_id) == "failed"
+    sub_id = accepted.json["id"]
+    mine = api.call("GET", f"/v1/tasks/{task_id}/submissions/{sub_id}", "bob").json
+    assert mine["state"] == "failed" and mine["error"]["code"] == "no-topics-scored"
+    assert "no topic in common" in mine["error"]["message"] and "secret" not in json.dumps(mine)
+    organiser = api.call("GET", f"/v1/tasks/{task_id}/submissions/{sub_id}", "alice").json
+    assert "secret8" in organiser["error"]["message"]
