@@ -66,7 +66,7 @@ class ProblemLog:
     problems: list[Problem] = field(default_factory=list)
     omitted_errors: int = 0
     omitted_warnings: int = 0
-    _last_message: str | None = field(default=None, repr=False)  # the last problem's message before any range
+    _last_message: str | None = field(default=None, init=False, repr=False)  # the last message, before any range
 
     def add(
         self,
