@@ -21,6 +21,7 @@ from evaluation.formats.run_formats import RUN_FORMATS as RUN_FORMATS  # run lay
 from evaluation.formats.run_formats import RunFormat as RunFormat
 from evaluation.formats.run_formats import check_run_format, file_head, parse_run_as, resolve_run_format, text_head
 from evaluation.formats.trec_run import RunFile, parse_run_file
+from evaluation.measure_notes import measure_notes
 from evaluation.measures.base import Measure
 from evaluation.measures.registry import default_registry
 from evaluation.model import IntentWeights, Qrels, Run
@@ -289,7 +290,8 @@ def run_evaluation(
                 rest = [pool.submit(partial(evaluator.evaluate, later)) for later in inputs.runs[1:]]
             else:
                 scores.append(rest[i - 1].result())
-    warnings = list(inputs.warnings) + [w for s in scores for w in s.warnings]
+    notes = measure_notes(inputs.qrels, evaluator.measures)  # once per evaluation, before each run's own
+    warnings = list(inputs.warnings) + notes + [w for s in scores for w in s.warnings]
     if progress is not None:
         progress("evaluated", 1.0)
     return Report(scores, [m.label for m in evaluator.measures], ties, topics, inputs.files, warnings,

@@ -1,7 +1,9 @@
 """Problems found in inputs: one record shape for every reader, the CLI and the API.
 
 A problem is ``{line, column, code, message, severity}``; errors stop a load, warnings do not.
-Readers collect all problems (capped) instead of stopping at the first, so a user fixes a file in one pass.
+Readers collect all problems (capped) instead of stopping at the first, so a user fixes a file in one pass. The
+same problem on consecutive lines is kept once, as a range: ``line`` is its first line, ``end_line`` its last, and
+the message starts ``lines 3-102:`` (``ProblemLog.add``), so a comma-separated file gets one line, not a hundred.
 The engine's exceptions live here too (``InputError``, ``NothingScored`` for inputs; ``EvaluationError`` and its
 subclasses for a request the engine refuses, each with the problem ``code`` a service answers with): this module
 imports no numpy, so the CLI catches them without loading the engine. A bare ``ValueError``/``KeyError`` from the
@@ -31,6 +33,7 @@ class Problem:
     line: int | None = None
     column: int | None = None
     source: str | None = None
+    end_line: int | None = None  # the last line of a range of lines with the same problem (None: one line)
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -40,6 +43,7 @@ class Problem:
             "message": self.message,
             "severity": self.severity,
             **({"source": self.source} if self.source is not None else {}),
+            **({"end_line": self.end_line} if self.end_line is not None else {}),
         }
 
     def __str__(self) -> str:
@@ -53,13 +57,16 @@ class Problem:
 
 @dataclass
 class ProblemLog:
-    """Collects problems for one input, keeping at most ``limit`` of each severity and counting the rest."""
+    """Collects problems for one input, keeping at most ``limit`` of each severity and counting the rest. A
+    problem identical to the one added just before (code, message, severity) on the next line extends it to a
+    range of lines instead of being listed again."""
 
     source: str | None = None
     limit: int = MAX_PROBLEMS
     problems: list[Problem] = field(default_factory=list)
     omitted_errors: int = 0
     omitted_warnings: int = 0
+    _last_message: str | None = field(default=None, init=False, repr=False)  # the last message, before any range
 
     def add(
         self,
@@ -69,7 +76,11 @@ class ProblemLog:
         severity: Severity = "error",
         line: int | None = None,
         column: int | None = None,
+        end_line: int | None = None,
     ) -> None:
+        """Add a problem on ``line`` (through ``end_line`` when it is the same on every line of a range)."""
+        if self._extends(code, message, severity, line, end_line or line):
+            return
         kept = sum(1 for p in self.problems if p.severity == severity)
         if kept >= self.limit:
             if severity == "error":
@@ -77,7 +88,23 @@ class ProblemLog:
             else:
                 self.omitted_warnings += 1
             return
-        self.problems.append(Problem(code, message, severity, line, column, self.source))
+        last = end_line if end_line is not None and line is not None and end_line > line else None
+        text = f"lines {line}-{last}: {message}" if last is not None else message
+        self.problems.append(Problem(code, text, severity, line, column, self.source, end_line=last))
+        self._last_message = message
+
+    def _extends(self, code: str, message: str, severity: Severity, line: int | None, end: int | None) -> bool:
+        """Whether the problem repeats the last one added, from the line after it on; then that one now covers it."""
+        if not self.problems or line is None or end is None or message != self._last_message:
+            return False
+        last = self.problems[-1]
+        if last.line is None or (last.code, last.severity) != (code, severity):
+            return False
+        if line != (last.end_line or last.line) + 1:
+            return False
+        self.problems[-1] = Problem(code, f"lines {last.line}-{end}: {message}", severity, last.line, last.column,
+                                    self.source, end_line=end)
+        return True
 
     def room(self, severity: Severity = "error") -> int:
         """How many more problems of this severity would still be listed."""

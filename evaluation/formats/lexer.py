@@ -7,6 +7,7 @@ offsets. Lines are ``\\n``-terminated; ``\\r`` counts as a separator, so CRLF fi
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -215,11 +216,19 @@ def field_starts(ends: IntArray, j: int, begin: int) -> IntArray:
     return starts
 
 
-def select_rows(fields: Fields, ncols: int, log: ProblemLog, what: str, *, extra_ok: bool = False) -> Rows:
+#: What a file whose lines ``bad`` (0-based) have the wrong field count looks like, said once for the whole file:
+#: ``(message, line, column)``, or None to report the lines one by one (``diagnose.Layout`` is one).
+Explain = Callable[[Fields, IntArray], "tuple[str, int, int] | None"]
+
+
+def select_rows(fields: Fields, ncols: int, log: ProblemLog, what: str, *, extra_ok: bool = False,
+                explain: Explain | None = None) -> Rows:
     """Keep lines with exactly ``ncols`` fields; blank lines and ``#`` comments are skipped, others are errors.
 
     With ``extra_ok``, longer lines are kept too (their first ``ncols`` fields) and one warning says how many
-    there were -- trec_eval ignores anything after a run's tag, and its own fixtures rely on that.
+    there were -- trec_eval ignores anything after a run's tag, and its own fixtures rely on that. With
+    ``explain`` (a layout of ``diagnose``), a file that looks comma-separated or of another layout gets one
+    problem saying so instead of one per line.
     """
     counts = fields.counts
     if counts.size and fields.starts.size == ncols * counts.size and bool((counts == ncols).all()):
@@ -246,7 +255,7 @@ def select_rows(fields: Fields, ncols: int, log: ProblemLog, what: str, *, extra
             good |= content & (counts > ncols)
     bad = np.flatnonzero(content & (counts != ncols) & ~good)
     if bad.size:
-        _report_column_counts(fields, bad, ncols, log, what)
+        _report_column_counts(fields, bad, ncols, log, what, explain)
     lines = np.flatnonzero(good)
     idx = fields.first[lines][:, None] + np.arange(ncols)
     return _bounded(Rows(fields.buf, fields.starts[idx], fields.ends[idx], lines + 1, fields.line_start[lines]),
@@ -270,21 +279,47 @@ def _bounded(rows: Rows, log: ProblemLog, what: str) -> Rows:
     return rows
 
 
-def _report_column_counts(fields: Fields, bad: IntArray, ncols: int, log: ProblemLog, what: str) -> None:
-    shown = bad[: log.room()]
-    log.count_omitted(int(bad.size - shown.size))
-    for i in shown.tolist():
-        n = int(fields.counts[i])
-        if n > ncols:
+def _report_column_counts(
+    fields: Fields, bad: IntArray, ncols: int, log: ProblemLog, what: str, explain: Explain | None
+) -> None:
+    """One problem per run of consecutive lines with the same wrong count (capped), or one for the whole file
+    when ``explain`` tells what it looks like."""
+    found = explain(fields, bad) if explain is not None else None
+    if found is not None:
+        message, line, column = found
+        log.add("wrong-column-count", message, line=line, column=column)
+        return
+    n = fields.counts[bad]
+    heads = group_heads(bad, n)
+    shown = heads[: log.room()]
+    log.count_omitted(int(heads.size - shown.size))
+    tails = np.append(heads[1:], bad.size) - 1
+    for h, t in zip(shown.tolist(), tails[: shown.size].tolist()):
+        i, count = int(bad[h]), int(n[h])
+        if count > ncols:
             col = int(fields.starts[fields.first[i] + ncols] - fields.line_start[i]) + 1
         else:
-            col = int(fields.ends[fields.first[i] + n - 1] - fields.line_start[i]) + 1
+            col = int(fields.ends[fields.first[i] + count - 1] - fields.line_start[i]) + 1
         log.add(
             "wrong-column-count",
-            f"{what} lines have {ncols} fields; this one has {n}",
+            f"{what} lines have {ncols} fields; this one has {count}",
             line=i + 1,
             column=col,
+            end_line=int(bad[t]) + 1,
         )
+
+
+def group_heads(lines: IntArray, *keys: np.ndarray) -> IntArray:
+    """Where each run of consecutive lines (``lines`` ascending) with equal ``keys`` begins: indices into
+    ``lines``. Such a run is reported as one problem over a range of lines (``ProblemLog.add``)."""
+    if lines.size < 2:
+        return np.zeros(lines.size, dtype=np.int64)
+    new = np.ones(lines.size, dtype=bool)
+    same = np.diff(lines) == 1
+    for key in keys:
+        same &= (key[1:] == key[:-1]).reshape(same.size, -1).all(axis=1)
+    new[1:] = ~same
+    return np.flatnonzero(new)
 
 
 def gather_bytes(buf: ByteArray, starts: IntArray, ends: IntArray) -> np.ndarray:
@@ -387,14 +422,22 @@ def report_fields(
     severity: Severity = "error",
 ) -> None:
     """Report a problem on field ``col`` of every masked row (capped), quoting the field (its first
-    ``_QUOTE`` bytes)."""
+    ``_QUOTE`` bytes); the same field on consecutive lines is one problem over their range."""
     where = np.flatnonzero(mask)
     sev = severity
-    shown = where[: log.room(sev)]
-    log.count_omitted(int(where.size - shown.size), sev)
-    starts, ends = rows.starts[shown, col], rows.ends[shown, col]
-    texts = decode(gather_bytes(rows.buf, starts, np.minimum(ends, starts + _QUOTE))) if shown.size else []
-    texts = [t + "..." if e - b > _QUOTE else t for t, b, e in zip(texts, starts.tolist(), ends.tolist())]
-    cols = rows.columns(col)[shown]
-    for i, text, c in zip(shown.tolist(), texts, cols.tolist()):
-        log.add(code, template.format(text), severity=sev, line=int(rows.line[i]), column=int(c))
+    starts, ends = rows.starts[where, col], rows.ends[where, col]
+    quoted = np.minimum(ends, starts + _QUOTE)
+    lengths = quoted - starts
+    words = -(-int(lengths.max()) // 8) if where.size else 1
+    heads = group_heads(rows.line[where], gather_words(rows.buf, starts, lengths, max(words, 1)), ends - starts)
+    shown = heads[: log.room(sev)]
+    log.count_omitted(int(heads.size - shown.size), sev)
+    last = (np.append(heads[1:], where.size) - 1)[: shown.size]
+    picked = where[shown]
+    texts = decode(gather_bytes(rows.buf, starts[shown], quoted[shown])) if shown.size else []
+    texts = [t + "..." if e - b > _QUOTE else t for t, b, e in zip(texts, starts[shown].tolist(), ends[shown].tolist())]
+    cols = rows.columns(col)[picked]
+    ranges = zip(picked.tolist(), where[last].tolist(), texts, cols.tolist())
+    for i, j, text, c in ranges:
+        log.add(code, template.format(text), severity=sev, line=int(rows.line[i]), column=int(c),
+                end_line=int(rows.line[j]))

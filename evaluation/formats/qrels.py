@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from evaluation.formats.diagnose import TREC_QRELS
 from evaluation.formats.judgments import assemble_qrels
 from evaluation.formats.keys import intern_labels
 from evaluation.formats.lexer import Rows, report_fields, select_rows, tokenize
@@ -40,7 +41,7 @@ def _parse(blob: Blob, log: ProblemLog) -> Qrels:
     fields = tokenize(blob.data)
     content = np.flatnonzero(fields.content_lines())  # comments do not decide the layout
     ncols = 3 if content.size and int(fields.counts[content[0]]) == 3 else 4
-    rows = select_rows(fields, ncols, log, "qrels")
+    rows = select_rows(fields, ncols, log, "qrels", explain=TREC_QRELS)
     if ncols == 4:
         topic_col, intent_col, doc_col, grade_col = 0, 1, 2, 3
     else:

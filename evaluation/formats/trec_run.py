@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 
 from evaluation.file_digest import FileDigest
+from evaluation.formats.diagnose import TREC_RUN
 from evaluation.formats.distinct import sorted_distinct
 from evaluation.formats.keys import (
     duplicate_rows,
@@ -168,7 +169,7 @@ def _parse(blob: Blob, name: str, log: ProblemLog) -> Run:
     clean = _parse_plain(_memory_chunks(blob.data), name, text_size=len(blob.data))
     if clean is not None:
         return clean
-    rows = select_rows(tokenize(blob.data), COLUMNS, log, "TREC run", extra_ok=True)
+    rows = select_rows(tokenize(blob.data), COLUMNS, log, "TREC run", extra_ok=True, explain=TREC_RUN)
     if len(rows) == 0 and not log.has_errors:
         log.add("empty-run", "the run has no result lines")
     scores = _scores(rows, log)

@@ -13,6 +13,7 @@ from typing import Any
 from evaluation.measures.base import Measure, MeasureDef
 from evaluation.measures.catalogue import NAMES
 from evaluation.measures.names import expand_name, parse_name
+from evaluation.measures.suggest import did_you_mean
 from evaluation.params import format_value
 from evaluation.problems import MeasureError
 
@@ -61,12 +62,12 @@ class Registry:
         """Every name and alias, the candidates for a did-you-mean."""
         return list(self._lookup)
 
-    def definition(self, name: str) -> MeasureDef:
+    def definition(self, name: str, spelled: str | None = None) -> MeasureDef:
+        """The definition of ``name``, or MeasureError suggesting close names completed as ``spelled`` (the whole
+        name as written, parameters and cutoff included; ``suggest``)."""
         found = self._find(name)
         if found is None:
-            close = difflib.get_close_matches(name, self._names(), n=3, cutoff=0.5)
-            hint = f"; did you mean {' or '.join(close)}?" if close else "; `evalserve measures` lists them all"
-            raise MeasureError(f"unknown measure {name!r}{hint}")
+            raise MeasureError(f"unknown measure {name!r}{did_you_mean(spelled or name, self._names())}")
         return found
 
     def resolve(self, name: str) -> MeasureDef:
@@ -85,8 +86,14 @@ class Registry:
 
         The measure is labelled with ``text`` as written (stripped): results are keyed by the requested name.
         """
-        parsed = parse_name(text)
-        definition = self.definition(parsed.name)
+        try:
+            parsed = parse_name(text)
+        except MeasureError as exc:  # unreadable: a misspelt trec_eval name (ncdg_cut.10) is named as such
+            hint = did_you_mean(text, self._names())
+            if "did you mean" not in hint:
+                raise
+            raise MeasureError(f"unknown measure {text.strip()!r}{hint}") from exc
+        definition = self.definition(parsed.name, text)
         values: dict[str, Any] = {}
         for key, raw in parsed.params:
             param = definition.param(key)

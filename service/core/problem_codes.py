@@ -70,7 +70,7 @@ class ProblemCode(StrEnum):
     FORMAT_NOT_AVAILABLE = "format-not-available"  # 422: a result format the job's kind does not give
     PLOT_UNAVAILABLE = "plot-unavailable"  # 422: a plot of a job whose kind or result has none
     INVALID_INPUT = "invalid-input"  # a failed job's error: its stored inputs cannot be evaluated together
-    NO_TOPICS_SCORED = "no-topics-scored"  # a failed job's error: a run shares no topic with the judgments
+    NO_TOPICS_SCORED = "no-topics-scored"  # a failed job's error, and a task submission's 422: no topic in common
     TIME_LIMIT = "time-limit"  # a failed job's error: it ran longer than its time limit
     WORKER_LOST = "worker-lost"  # a failed job's error: its workers died as many times as it may be started
 

@@ -11,7 +11,8 @@ again finds every part final and merges. Every part reads the judgments itself (
 of milliseconds, far less than sharing a parsed copy would cost to store and load).
 
 What one worker reports is rebuilt from the parts in their order: result runs, ``meta.inputs`` (judgment files,
-then run files), ``meta.warnings`` (judgment and run-reading warnings, then each run's fit warnings), tags; and
+then run files), ``meta.warnings`` (judgment and run-reading warnings, the measures' notes on the judgments --
+the same in every part, taken once -- then each run's fit warnings), tags; and
 for a failed job the same precedence as ``evaluation.pipeline``: reading problems of every file first, then
 duplicate run names, then runs with no judged topic (all of them), then the first part's other error.
 """
@@ -44,6 +45,8 @@ from evalserve.service.jobs import lifecycle as jobs
 from evalserve.service.jobs import parts as job_parts
 from evalserve.service.jobs.kinds import KINDS, JobKind
 from evalserve.service.store.models import Collection, JobState
+from evaluation.measure_notes import measure_notes
+from evaluation.measures.registry import default_registry
 from evaluation.pipeline import NothingScored, check_run_names, load_inputs, run_evaluation
 from evaluation.problems import InputError, Problem
 from evaluation.report import Report
@@ -259,6 +262,9 @@ def _evaluate_part(ctx: WorkerContext, claim: job_parts.PartClaim, lease: Lease,
                             "detail": failure(exc, ctx.settings, time_limit_errors, claim.job_id)}
         return outcome
     outcome["fit_warnings"] = [w.as_dict() for s in report.scores for w in s.warnings]
+    # the measures' notes on the judgments (``evaluation.measure_notes``): the same in every part, merged once
+    notes = measure_notes(inputs.qrels, default_registry().parse_all(list(request.measures)))
+    outcome["measure_warnings"] = [w.as_dict() for w in notes]
     outcome["document"] = Report(report.scores, report.measures, report.ties, report.topics, {}, (),
                                  report.canonical, report.tags).as_json(per_topic=True)
     log.info("job %s part %d: %d runs in %.2fs", claim.job_id, claim.index, len(runs), time.monotonic() - started)
@@ -289,7 +295,8 @@ def merge(outcomes: Sequence[dict[str, Any]]) -> dict[str, Any]:
     inputs: dict[str, str] = {}
     for label, sha in [*judgments["files"], *(pair for o in outcomes for pair in o["runs"]["files"])]:
         inputs[label] = sha
-    warnings = [p for p in read if p["severity"] == "warning"] + [w for o in outcomes for w in o["fit_warnings"]]
+    warnings = [p for p in read if p["severity"] == "warning"] + outcomes[0].get("measure_warnings", []) \
+        + [w for o in outcomes for w in o["fit_warnings"]]
     meta = dict(first["meta"])
     meta["inputs"] = inputs
     meta["warnings"] = warnings
@@ -305,7 +312,8 @@ class _Named:
 
 
 def _problem(d: dict[str, Any]) -> Problem:
-    return Problem(d["code"], d["message"], d["severity"], d.get("line"), d.get("column"), d.get("source"))
+    return Problem(d["code"], d["message"], d["severity"], d.get("line"), d.get("column"), d.get("source"),
+                   d.get("end_line"))
 
 
 class _NoSettings:

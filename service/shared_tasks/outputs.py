@@ -14,6 +14,7 @@ from typing import Any
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
+from evalserve.service.core.problem_codes import ProblemCode
 from evalserve.service.shared_tasks.access import TaskAccess
 from evalserve.service.store.blobs import BlobStore
 from evalserve.service.store.models import (
@@ -233,8 +234,9 @@ def _submission_out(sub: Submission, access: TaskAccess, participant: Participan
         evaluations.append(EvaluationOut(version=evaluation.version, state=job.state, scores=scores,
                                          job=job.id if access.organiser else None))
         if evaluation.version == task.version or not current:
+            error = job.error if access.organiser else participant_error(job.error)
             current = {"version": evaluation.version, "state": job.state, "stage": job.stage,
-                       "progress": job.progress, "error": job.error, "scores": scores}
+                       "progress": job.progress, "error": error, "scores": scores}
     return SubmissionOut(
         id=sub.id, task=task.id, participant=participant.id, team=participant.team, phase=phase.name,
         description=sub.description, baseline=sub.baseline, selected=sub.selected,
@@ -248,6 +250,18 @@ def _submission_out(sub: Submission, access: TaskAccess, participant: Participan
         links={"self": f"/v1/tasks/{task.id}/submissions/{sub.id}",
                "leaderboard": f"/v1/tasks/{task.id}/leaderboard"},
     )
+
+
+def participant_error(error: Any) -> Any:
+    """A failed evaluation's error as a participant sees it: a run that shares no topic with the judgments (new
+    judgments can leave an accepted run so) is said to, without the judged topics the engine's message names --
+    the judgments stay hidden (``topics``); any other error as it is."""
+    if not isinstance(error, dict) or error.get("code") != ProblemCode.NO_TOPICS_SCORED:
+        return error
+    message = ("no topic of this run is among the task's judged topics, so it could not be scored; the run and"
+               " the judgments have no topic in common")
+    return {**error, "message": message,
+            "problems": [{**p, "message": message} for p in error.get("problems") or [] if isinstance(p, dict)]}
 
 
 @dataclass(frozen=True)

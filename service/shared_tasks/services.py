@@ -42,6 +42,7 @@ from evalserve.service.shared_tasks.outputs import (
     task_outs,
 )
 from evalserve.service.shared_tasks.phases import current_phase, phase_at, task_phases
+from evalserve.service.shared_tasks.topics import check_common_topics
 from evalserve.service.store.models import (
     Collection,
     Job,
@@ -355,7 +356,8 @@ def submit(s: Session, st: ServiceState, token: Token, task_id: str, upload: tup
            description: str = "", baseline: bool = False, phase_name: str | None = None,
            arrival: datetime | None = None, run_format: str = RunFormat.AUTO) -> SubmissionOut:
     """Take a participant's run: deadline and quota are checked against the request's arrival time (UTC), the
-    run is validated (422 with every problem), then stored with its evaluation job in one transaction, and the
+    run is validated (422 with every problem) and checked to share a topic with the hidden judgments (422
+    ``no-topics-scored``, saying no more than that), then stored with its evaluation job in one transaction, and the
     job queued; answered with the submission as the caller sees it then."""
     at = arrival or utcnow()
     # refuse early, before reading a large upload
@@ -370,6 +372,9 @@ def submit(s: Session, st: ServiceState, token: Token, task_id: str, upload: tup
         _check_quota(s, phase, access.participant, at)
     participant_id = access.participant.id
     checked = check_runs([upload], st.settings.decode_limits, run_format)[0]
+    judgments = s.get(Collection, access.task.collection_id)
+    assert judgments is not None
+    check_common_topics(s, st, judgments, checked.run, checked.filename)  # else it could only fail: a 422 now
     # first the write that serialises this participant's submissions (a row lock; SQLite's write lock)
     s.execute(update(Participant).where(Participant.id == participant_id)
               .values(submissions_made=Participant.submissions_made + 1))

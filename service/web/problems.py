@@ -1,7 +1,8 @@
 """One error payload for the whole API: RFC 9457 ``application/problem+json``.
 
 ``{"type", "title", "status", "detail", "code", "problems": [{line, column, code, message, severity, source}]}``
--- ``problems`` carries a reader's problem list (bad uploads) or field errors (bad requests).
+-- ``problems`` carries a reader's problem list (bad uploads; a problem repeated on consecutive lines of a file is
+one item, with ``end_line`` its last line) or field errors (bad requests).
 """
 
 from __future__ import annotations

@@ -47,6 +47,9 @@ class ProblemItemSchema(ma.Schema):
     message = ma.fields.String()
     severity = ma.fields.String()
     source = ma.fields.String(allow_none=True)
+    end_line = ma.fields.Integer(metadata={
+        "description": "the last line of a range of consecutive lines with the same problem (line is the first;"
+                       " the message starts 'lines A-B:'); absent for a problem on one line"})
 
 
 class CollectionFormSchema(ma.Schema):

@@ -239,12 +239,15 @@ def test_run_ids_and_mixed_runs_use_evaluations_in_order(make_client: Callable[.
     def answer(request: httpx.Request) -> httpx.Response:
         if request.url.path == "/v1/runs":
             return httpx.Response(201, json={"id": "run_uploaded"})
+        if request.url.path.startswith("/v1/measures/"):
+            return httpx.Response(200, json={"measures": [{"name": "AP"}]})
         return job_response("queued", status=202)
 
     server = Recorder(answer)
     make_client(server).evaluate("col_1", ["run_aaa", path, {"id": "run_bbb"}], ["AP"], ties="rank",
                                  topics="complete", wait=False)
-    upload, evaluation = server.requests
+    check, upload, evaluation = server.requests
+    assert check.method == "GET" and check.url.path == "/v1/measures/AP"  # the measures first: a file goes up next
     assert upload.url.path == "/v1/runs" and b'filename="x.run"' in upload.content
     assert evaluation.url.path == "/v1/evaluations"
     assert json.loads(evaluation.content) == {"collection": "col_1", "runs": ["run_aaa", "run_uploaded", "run_bbb"],

@@ -105,13 +105,22 @@ def test_problems_of_every_input_are_reported_in_one_pass(capsys: pytest.Capture
     assert any(line.startswith(f"{run}x: error: ") and line.endswith("[file-not-found]") for line in lines)
 
 
-def test_capped_errors_are_counted(capsys: pytest.CaptureFixture[str], inputs: dict[str, Path]) -> None:
-    path = BAD / "run-too-many-errors.run"
+def test_capped_errors_are_counted(capsys: pytest.CaptureFixture[str], inputs: dict[str, Path],
+                                   tmp_path: Path) -> None:
+    path = tmp_path / "many.run"
+    path.write_text("".join(f"1 Q0 d{i} 1 x{i} t\n" for i in range(130)))
     code, _, err = run_cli(capsys, "evaluate", "--qrels", str(inputs["qrels"]), "--run", str(path))
     assert code == 2
     lines = err.splitlines()
     assert len([line for line in lines if line.startswith(f"{path}:")]) == 100
     assert lines[-1] == "... and 30 more errors"
+
+
+def test_repeated_errors_are_one_line(capsys: pytest.CaptureFixture[str], inputs: dict[str, Path]) -> None:
+    path = BAD / "run-too-many-errors.run"
+    code, _, err = run_cli(capsys, "evaluate", "--qrels", str(inputs["qrels"]), "--run", str(path))
+    assert code == 2
+    assert err.splitlines() == [f"{path}:2:13: error: lines 2-131: score 'x' is not a number [score-not-numeric]"]
 
 
 def test_unknown_measure_exits_2_with_a_suggestion(

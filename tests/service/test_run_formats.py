@@ -117,8 +117,9 @@ def test_a_bad_run_is_a_422_with_every_problem_located(api: TaskApi) -> None:
     r = api.call("POST", f"/v1/runs?collection={col}&run_format=pyevall-tsv",
                  data={"run": (_file(EVALL.encode()), "sys.tsv")})
     body = _is_problem(r, 422, "invalid-upload")
-    assert {(p["code"], p["column"]) for p in body["problems"]} == {("wrong-column-count", 6),
-                                                                    ("wrong-column-count", 10)}  # a quoted line
-    assert len(body["problems"]) == 7 and [p["line"] for p in body["problems"]] == list(range(1, 8))
+    # the same problem on lines 1 to 7: one problem over the range, located at its first line
+    assert [(p["line"], p["end_line"], p["column"], p["code"]) for p in body["problems"]] == [
+        (1, 7, 6, "wrong-column-count")]
+    assert body["problems"][0]["message"].startswith("lines 1-7: ")
     r = api.call("POST", f"/v1/runs?collection={col}&run_format=csv", data={"run": (_file(b"x"), "x")})
     assert r.status_code == 422 and r.headers["Content-Type"] == "application/problem+json"

@@ -52,7 +52,8 @@ Handler = Callable[[argparse.Namespace, Client], int]
 
 
 class LocalProblems(Exception):
-    """Local files that cannot be read; reported like the server's problems, before anything is sent."""
+    """Local files that cannot be read, or measures the server does not know; reported like the server's problems,
+    before anything is stored."""
 
     def __init__(self, problems: list[Problem]) -> None:
         super().__init__(f"{len(problems)} input problem(s)")
@@ -278,13 +279,17 @@ def submit(args: argparse.Namespace, client: Client) -> int:
     ]
     if problems:
         raise LocalProblems(problems)
+    measures = args.measures or list(DEFAULT_MEASURES)
+    if qrels is not None:  # nothing is stored before the request is known good: the measures first
+        bad = client.check_measures(measures)
+        if bad:
+            raise LocalProblems(bad)
     collection = args.collection
     if qrels is not None:
         collection = client.create_collection(qrels, name=args.name or Path(args.qrels).name,
                                               description=args.description, grade_scale=args.grade_scale,
                                               qrels_format=args.qrels_format, intent_weights=weights)["id"]
     options: dict[str, Any] = {"ties": args.ties, "topics": args.topics, "per_topic": args.per_topic}
-    measures = args.measures or list(DEFAULT_MEASURES)
     if not args.wait:
         job = client.evaluate(collection, runs, measures, **options, wait=False)
         print(job["id"])

@@ -25,8 +25,12 @@ from typing import IO, Any, Literal, overload
 import httpx
 
 from evalserve_client._version import __version__
-from evalserve_client.errors import ApiError, JobFailed, ServerUnreachable, WaitTimeout, parse_retry_after
+from evalserve_client.errors import ApiError, JobFailed, Problem, ServerUnreachable, WaitTimeout, parse_retry_after
 from evalserve_client.progress import ProgressOption, reporter
+
+#: how the server splits a ``measures`` form field (``service/web/api/evaluations.py: MEASURE_SEPARATOR``): spaces,
+#: and commas except inside parentheses (``RBP(p=0.8,rel=graded)``) and before a number (``ndcg_cut.10,20``)
+_MEASURE_SEPARATOR = re.compile(r"\s*,(?![^(]*\))(?![\d.])\s*|\s+")
 
 #: A file to upload: a path, its bytes, ``(file name, bytes)``, or a binary file object.
 Upload = str | os.PathLike[str] | bytes | tuple[str, bytes] | IO[bytes]
@@ -140,6 +144,10 @@ class Client:
                     "per_topic": "true" if per_topic else "false"}
             response = self._send("POST", "/v1/submissions", data=form, files=[("run", item) for item in items])
         else:
+            if any(not isinstance(item, str) for item in items):  # files go up first: not with a bad measure
+                bad = self.check_measures(measures)
+                if bad:
+                    raise ApiError(422, "invalid-measure", "; ".join(p["message"] for p in bad), bad)
             ids = [item if isinstance(item, str) else self.upload_run(collection_id, item)["id"] for item in items]
             body = {"collection": collection_id, "runs": ids, "measures": list(measures), **options,
                     "per_topic": per_topic}
@@ -365,6 +373,22 @@ class Client:
         return self._send("GET", f"/v1/tasks/{_segment(task)}/leaderboard", params=params).text
 
     # -- the catalogue and health --------------------------------------------------------------------------------
+
+    def check_measures(self, measures: Sequence[str]) -> list[Problem]:
+        """The problems of the measure names the server does not accept (none: every one is good), asked of its
+        catalogue (``GET /v1/measures/{name}``), so a bad name is found before anything is stored (a collection
+        created, a run uploaded). Names are split as the server splits its ``measures`` field."""
+        problems: list[Problem] = []
+        for text in measures:
+            for name in (piece for piece in _MEASURE_SEPARATOR.split(text) if piece):
+                try:
+                    self._json("GET", f"/v1/measures/{urllib.parse.quote(name, safe='')}")
+                except ApiError as exc:
+                    if exc.status != 404:
+                        raise
+                    problems.append({"field": "measures", "code": "invalid-measure", "message": exc.detail,
+                                     "severity": "error"})  # as the server lists a bad measure of a request
+        return problems
 
     def measures(self, name: str | None = None) -> list[dict[str, Any]]:
         """The measure catalogue: every measure (or the one ``name`` or alias) with its parameters, defaults and

@@ -15,7 +15,8 @@ from typing import Any
 
 import httpx
 
-#: One problem as the API reports it: ``{line, column, code, message, severity, source}`` for input files,
+#: One problem as the API reports it: ``{line, column, code, message, severity, source}`` for input files (with
+#: ``end_line`` when one problem covers consecutive lines: its message starts ``lines A-B:``),
 #: ``{field, code, message, severity}`` for request fields.
 Problem = dict[str, Any]
 

@@ -38,15 +38,17 @@ class OneQuerySchema(ma.Schema):
 @blp.response(200, CatalogueSchema)
 @blp.doc(security=[])  # public: no token needed
 def one(query: dict[str, Any], name: str) -> Any:
-    """One measure (by name, alias, trec_eval spelling or full name with parameters)."""
+    """One measure (by name, alias, trec_eval spelling -- a list such as ``ndcg_cut.10,20`` names its measure --
+    or full name with parameters); a 404 says what is wrong (with the close names of a misspelt one), so clients
+    check a request's measures here before they store anything (``evalserve-client submit``)."""
     registry = default_registry()
     measure = None
     try:
         definition = registry.definition(name)
-    except MeasureError as exc:
+    except MeasureError:
         try:  # trec_eval spellings (ndcg_cut_10) and full names (nDCG@10) name a measure too
-            measure = registry.parse(name)
-        except MeasureError:
+            measure = registry.parse_all([name])[0]
+        except MeasureError as exc:
             raise ApiProblem(404, ProblemCode.UNKNOWN_MEASURE, str(exc)) from None
         definition = measure.definition
     entries = [e for e in registry.catalogue() if e["name"] == definition.name]

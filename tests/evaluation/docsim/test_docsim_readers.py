@@ -98,8 +98,7 @@ def test_text_problems() -> None:
     ]
     _, problems = _texts(b'{"docno": "a", "text": "x"}\n{"docno": "b", "text": 3}\n[1]\n{"docno": "c",\n')
     assert problems == [
-        ("text-bad-record", 2, 1, "error"),
-        ("text-bad-record", 3, 1, "error"),
+        ("text-bad-record", 2, 1, "error"),  # lines 2-3: the same problem on consecutive lines is one range
         ("text-bad-json", 4, 15, "error"),
     ]
     texts, problems = _texts(b"d1\tcaf\xe9\n")

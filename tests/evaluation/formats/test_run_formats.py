@@ -112,7 +112,7 @@ def test_a_named_format_reads_the_file_as_that_format(capsys: pytest.CaptureFixt
     path.write_text(EVALL)
     code, _, err = evaluate(capsys, qrels, path, "--run-format", "pyevall-tsv")
     assert code == 2
-    assert f"{path}:1:6: error: PyEvALL TSV lines have 3 fields; this one has 2 [wrong-column-count]" in err
+    assert f"{path}:1:6: error: lines 1-7: PyEvALL TSV lines have 3 fields; this one has 2 [wrong-column-count]" in err
     code, _, err = evaluate(capsys, qrels, path, "--run-format", "trec")
     assert code == 2 and "[wrong-column-count]" in err
 
