@@ -124,8 +124,8 @@ NICKNAMES: dict[str, tuple[str, ...]] = {
 
 
 class TrecEvalUsageError(EvaluationError):
-    """A trec_eval command line trec_eval itself refuses; ``exit_code`` is trec_eval's (1 bad request, 2 a
-    measure that cannot be initialised)."""
+    """A trec_eval command line trec_eval itself refuses (code ``invalid-measure``); ``exit_code`` is trec_eval's
+    (1 bad request, 2 a measure that cannot be initialised)."""
 
     code = "invalid-measure"
 

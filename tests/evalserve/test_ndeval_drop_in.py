@@ -194,7 +194,7 @@ def test_generated_inputs_byte_for_byte(oracles, tmp_path: Path, capsysbinary, c
         assert code == 1 and "no-topics-scored" in err
         return
     assert code == 0, err
-    assert out == expected.stdout
+    assert out == expected.stdout, (options, qrels_text, run_text, baseline)  # the inputs, to reproduce
 
 
 # -- refusals -------------------------------------------------------------------------------------------------

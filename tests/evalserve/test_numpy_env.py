@@ -65,7 +65,7 @@ def test_other_commands_keep_numpys_defaults(tmp_path: Path) -> None:
 
 
 def test_the_one_shot_commands_are_the_single_evaluations() -> None:
-    assert {c.name for c in COMMANDS if c.one_shot} == {"evaluate", "demo", "trec_eval"}
+    assert {c.name for c in COMMANDS if c.one_shot} == {"evaluate", "demo", "trec_eval", "ndeval", "gdeval"}
     assert is_one_shot("evaluate") and not is_one_shot("meta") and not is_one_shot(None)
 
 

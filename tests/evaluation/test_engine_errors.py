@@ -126,7 +126,7 @@ def test_bad_ties_and_topics_policies(files: dict[str, str]) -> None:
 
 
 def test_unknown_measure(files: dict[str, str]) -> None:
-    _refused(MeasureError, "invalid-measure", "unknown measure 'nDGC'; did you mean nDCG@10 or D_nDCG@10?",
+    _refused(MeasureError, "invalid-measure", "unknown measure 'nDGC'; did you mean nDCG@10 or RnDCG@10 or D_nDCG@10?",
              lambda: evaluate(files["qrels"], [files["a.run"]], ["nDGC@10"]))
     _refused(MeasureError, "invalid-measure", "parameter gain: 'foo' is not one of lin, exp",
              lambda: default_registry().parse("nDCG(gain=foo)@10"))
