@@ -15,8 +15,18 @@ _MMAP_THRESHOLD = 32 << 20  # blocks this large still get their own mapping (ret
 _TRIM_THRESHOLD = 2**31 - 1  # (mallopt takes an int) in effect never trim the heap's free top
 
 
+_SET: list[bool] = []  # the outcome, once set: the thresholds last for the process (and its forks: warm engine)
+
+
 def keep_freed_memory() -> bool:
-    """Set glibc's thresholds as above; False where they cannot be set."""
+    """Set glibc's thresholds as above (once per process); False where they cannot be set."""
+    if _SET:
+        return _SET[0]
+    _SET.append(_set_thresholds())
+    return _SET[0]
+
+
+def _set_thresholds() -> bool:
     try:
         import ctypes
 
