@@ -469,7 +469,7 @@ def main() -> None:
     if not warm.private_dir(warm.socket_dir(), create=True):
         return
     path = warm.socket_path(ident)
-    with open(warm.lock_path(ident), "w") as lock:
+    with open(warm.lock_path(ident), "a+") as lock:  # (not "w": a running server's pid is in it)
         for _ in range(LOCK_ATTEMPTS):
             try:
                 fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -478,6 +478,10 @@ def main() -> None:
                 time.sleep(0.2)
         else:
             return
+        lock.seek(0)
+        lock.truncate()
+        lock.write(f"{os.getpid()}\n")  # who to stop (docs/warm-engine.md)
+        lock.flush()
         warm_up()
         gc.collect()
         gc.freeze()  # the copies' collections leave the warm objects (and their pages) alone

@@ -10,7 +10,6 @@ from __future__ import annotations
 import os
 import signal
 import socket
-import struct
 import subprocess
 import sys
 import time
@@ -74,19 +73,18 @@ class Warm:
     def stop(self) -> None:
         for path in self.sockets():
             pid = server_pid(path)
-            if pid:
+            if pid and _alive(pid):
                 os.kill(pid, signal.SIGTERM)
 
 
 def server_pid(path: Path) -> int | None:
-    """The pid of the process listening on ``path`` (its credentials, as the client sees them)."""
-    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
-        try:
-            s.connect(str(path))
-        except OSError:
-            return None
-        pid, _, _ = struct.unpack("3i", s.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, 12))
-        return int(pid)
+    """The pid of the server listening on ``path``: written in its lock file (connecting would hand a client
+    over)."""
+    try:
+        pid = int(path.with_suffix(".lock").read_text())
+    except (OSError, ValueError):
+        return None
+    return pid
 
 
 @pytest.fixture
@@ -211,6 +209,20 @@ def test_a_socket_nobody_listens_on_means_the_command_runs_here(engine: Warm) ->
     assert b'"AP"' in done.stdout
 
 
+def handed_over(engine: Warm, timeout: float = 60.0) -> None:
+    """Wait until the server has handed a client over: it has two children, the command's process and the next
+    spare (then a moment for the client to set its signal handlers)."""
+    pid = server_pid(engine.sockets()[0])
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        children = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
+        if len(children) >= 2:
+            time.sleep(0.5)
+            return
+        time.sleep(0.05)
+    raise AssertionError("the command was not handed over")
+
+
 def test_ctrl_c_reaches_the_command(engine: Warm) -> None:
     started(engine)
     environ = {**engine.env, "EVALSERVE_WARM": "1"}
@@ -218,7 +230,7 @@ def test_ctrl_c_reaches_the_command(engine: Warm) -> None:
                               cwd=engine.cwd, env=environ, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                               stderr=subprocess.PIPE)
     served = engine.served()
-    time.sleep(1.5)  # the command waits for its run on standard input
+    handed_over(engine)  # the command waits for its run on standard input
     client.send_signal(signal.SIGINT)
     _, err = client.communicate(timeout=60)
     assert client.returncode == 130, err
@@ -233,7 +245,7 @@ def test_a_client_that_dies_takes_its_command_with_it(engine: Warm) -> None:
                               cwd=engine.cwd, env=environ, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                               stderr=subprocess.PIPE)
     served = engine.served()
-    time.sleep(1.5)
+    handed_over(engine)
     client.kill()
     client.communicate(timeout=60)
     assert engine.served_by_now(served + 1)
