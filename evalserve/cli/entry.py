@@ -18,9 +18,7 @@ def run() -> None:
         if warm.enabled():
             code = warm.delegate(argv)
             if code is not None:
-                sys.stdout.flush()
-                sys.stderr.flush()
-                os._exit(code)  # (nothing of this process's own needs tearing down)
+                os._exit(code)  # (it printed nothing, and nothing of its own needs tearing down)
             warm.spawn(warm.identity())
     from evalserve.cli.main import run as in_process
 

@@ -220,10 +220,10 @@ def delegate(argv: Sequence[str]) -> int | None:
     ident = identity()
     if not private_dir(socket_dir()):
         return None
+    fds = _open_fds()  # before the socket is made: with a standard stream closed, it takes that number
     sock = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
     try:
         sock.connect(socket_path(ident))
-        fds = _open_fds()
         data = request(argv, ident)
         header = len(data).to_bytes(4, "little") + bytes(fds)
         sock.sendmsg([header + data], [(_socket.SOL_SOCKET, _socket.SCM_RIGHTS, bytes(
@@ -249,8 +249,9 @@ def _follow(job: Delegation) -> int | None:
             if got is None:
                 if not job.started:
                     return None  # nothing ran: the caller runs the command
-                print("evalserve: the warm engine ended before the command did (EVALSERVE_WARM=0 runs commands"
-                      " in their own process)", file=sys.stderr)
+                if sys.stderr is not None:
+                    print("evalserve: the warm engine ended before the command did (EVALSERVE_WARM=0 runs"
+                          " commands in their own process)", file=sys.stderr, flush=True)
                 return 1
             kind, value = got
             if kind == STARTED:
@@ -274,9 +275,7 @@ def _exit_as(status: int, signum: int = 0) -> int:
         return 130
     if signum or os.WIFSIGNALED(status):
         signum = signum or os.WTERMSIG(status)
-        sys.stdout.flush()
-        sys.stderr.flush()
-        _signal.signal(signum, _signal.SIG_DFL)
+        _signal.signal(signum, _signal.SIG_DFL)  # (this process has printed nothing: nothing to flush)
         os.kill(os.getpid(), signum)
         return 128 + signum  # a signal that does not end the process (the default was to ignore it)
     return os.waitstatus_to_exitcode(status)

@@ -48,7 +48,7 @@ class Warm:
     def sockets(self) -> list[Path]:
         return sorted((self.runtime / "evalserve").glob("*.sock")) if (self.runtime / "evalserve").exists() else []
 
-    def wait_ready(self, timeout: float = 60.0) -> Path:
+    def wait_ready(self, timeout: float = 180.0) -> Path:
         """The server's socket, once it listens (the first command started it)."""
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
@@ -145,6 +145,18 @@ def _umask() -> int:
     mask = os.umask(0)
     os.umask(mask)
     return mask
+
+
+def test_a_closed_standard_output_stays_closed(engine: Warm) -> None:
+    started(engine)
+    argv = [sys.executable, "-c", ENTRY, "evaluate", "--qrels", QRELS, "--run", RUN, "-m", "AP"]
+    done = {}
+    for flag in ("1", "0"):
+        done[flag] = subprocess.run(argv, cwd=engine.cwd, env={**engine.env, "EVALSERVE_WARM": flag},
+                                    stdin=subprocess.DEVNULL, stdout=None, stderr=subprocess.PIPE, timeout=120,
+                                    pass_fds=(), preexec_fn=lambda: os.close(1))
+    assert done["1"].returncode == done["0"].returncode == 1  # no standard output: as the interpreter fails
+    assert b"AttributeError" in done["1"].stderr and b"AttributeError" in done["0"].stderr
 
 
 def test_the_environment_is_the_clients(engine: Warm) -> None:
