@@ -130,6 +130,8 @@ class Server:
         self.inode: tuple[int, int] | None = None
         self.wake_r, self.wake_w = os.pipe()
         self.log = os.environ.get(warm.LOG)
+        self.lock_fd = -1  # the lock file, held while this server runs: its copies close theirs (else a command
+        # still running would keep a fresh server from starting after this one stops)
 
     def bind(self) -> None:
         """Listen on a fresh socket, then move it into place (a client never meets a half-started server)."""
@@ -293,6 +295,8 @@ class Server:
             other.close()
         if self.spare is not None:
             self.spare[1].close()
+        if self.lock_fd >= 0:
+            os.close(self.lock_fd)
         signal.set_wakeup_fd(-1)
         signal.signal(signal.SIGCHLD, signal.SIG_DFL)
         signal.signal(signal.SIGTERM, signal.SIG_DFL)
@@ -487,6 +491,7 @@ def main() -> None:
         gc.freeze()  # the copies' collections leave the warm objects (and their pages) alone
         _IDENTITY[0] = ident
         server = Server(ident, path, idle_seconds())
+        server.lock_fd = lock.fileno()
         server.files = module_files()
         server.bind()
         server.serve()

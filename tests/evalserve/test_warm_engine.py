@@ -7,6 +7,7 @@ Each test has its own socket directory (``XDG_RUNTIME_DIR``) and stops the serve
 
 from __future__ import annotations
 
+import fcntl
 import os
 import signal
 import socket
@@ -71,10 +72,26 @@ class Warm:
         return self.served() >= count
 
     def stop(self) -> None:
-        for path in self.sockets():
-            pid = server_pid(path)
-            if pid and _alive(pid):
-                os.kill(pid, signal.SIGTERM)
+        """Stop every server started here, also one still starting (its lock is held before its pid is written)."""
+        directory = self.runtime / "evalserve"
+        for lock in sorted(directory.glob("*.lock")) if directory.exists() else []:
+            deadline = time.monotonic() + 60
+            while held(lock) and time.monotonic() < deadline:
+                pid = server_pid(lock.with_suffix(".sock"))
+                if pid and _alive(pid):
+                    os.kill(pid, signal.SIGTERM)
+                time.sleep(0.1)
+
+
+def held(lock: Path) -> bool:
+    """Whether a server holds ``lock`` (starting or running)."""
+    with open(lock, "a") as f:
+        try:
+            fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            return True
+        fcntl.flock(f, fcntl.LOCK_UN)
+        return False
 
 
 def server_pid(path: Path) -> int | None:
