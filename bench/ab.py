@@ -39,6 +39,7 @@ root = sys.argv.pop(1)
 sys.meta_path[:] = [f for f in sys.meta_path if "editable" not in repr(f).lower()]
 sys.path.insert(0, root)
 from evalserve.cli.main import run
+os.environ.setdefault("EVALSERVE_WARM", "0")  # every command cold, as these figures always were (drop_in.py: warm)
 run()
 """
 

@@ -24,6 +24,7 @@ import sys
 import time
 from pathlib import Path
 
+os.environ.setdefault("EVALSERVE_WARM", "0")  # every command cold, as these figures always were (drop_in.py: warm)
 ROOT = Path(__file__).resolve().parents[1]
 MEASURES = ("P@10", "AP", "nDCG@10", "RR", "Rprec")
 

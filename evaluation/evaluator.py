@@ -8,7 +8,7 @@ would do about them) are returned with the scores.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import partial
 from typing import Any
 
@@ -107,6 +107,13 @@ class RunScores:
         return values.label(measure) if isinstance(values, MeasureValues) else measure
 
 
+def _rows_only(run: Run) -> Run:
+    """``run`` with its topics and each row's topic but no other column (empty ones): what ``judge_ranking``
+    reads of a ranking's run once the join is done. Internal to ``Evaluator.evaluate``: not a valid run."""
+    return Run(run.name, run.topics, run.topic, run.docno[:0], run.score[:0], run.rank[:0], run.tags,
+               run.ranks_valid)
+
+
 #: trec_eval's MIN_GEO_MEAN: values below it count as it in a geometric mean (one zero would make it 0).
 GEOMETRIC_FLOOR = 0.00001
 
@@ -180,9 +187,23 @@ class Evaluator:
                 run.name,
             )
         topics = evaluated_topics(self.qrels, run.topics, self.topics)
+        name, warnings = run.name, tuple(self._fit_warnings(run, topics))
         joined = start_join(self.qrels, run, pool)  # its blocks run on the pool while this thread ranks the run
         ranking = rank_run(run, self.ties)
-        judged = judge_ranking(self.qrels, ranking, topics, pool, joined)
+        if all(m.definition.inputs[0] in ("adhoc", "intents") for m in self.measures):
+            # Only the judged ranking is read from here on, and judging it needs no more of the run than each
+            # row's topic: a caller that let go of the run (``run_evaluation``'s ``release``) has its other
+            # columns (docnos, scores, ranks, docno hashes: ~115 MB of a 2 M-line run) freed before the judged
+            # ranking's arrays are made.
+            found = joined()
+            del joined
+            ranking = replace(ranking, run=_rows_only(run))
+            del run
+            judged = judge_ranking(self.qrels, ranking, topics, pool, lambda: found)
+            del ranking, found
+        else:
+            judged = judge_ranking(self.qrels, ranking, topics, pool, joined)
+            del joined
         prepared: dict[str, Any] = {"adhoc": judged}
 
         def prepare(kind: str) -> Any:
@@ -205,7 +226,7 @@ class Evaluator:
         done = dict(zip((m.label for m in adhoc), in_order(pool, [partial(compute, m, judged) for m in adhoc])))
         values = {m.label: done[m.label] if m.label in done else compute(m, prepare(m.definition.inputs[0]))
                   for m in self.measures}
-        return RunScores(run.name, topics, values, tuple(self._fit_warnings(run, topics)),
+        return RunScores(name, topics, values, warnings,
                          canonical={m.label: m.name for m in self.measures},
                          aggregates={m.label: m.definition.aggregate for m in self.measures
                                      if m.definition.aggregate != "mean"})

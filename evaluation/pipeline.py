@@ -269,31 +269,48 @@ def run_evaluation(
     progress: Progress | None = None,
     threads: int = 1,
     evaluator: Evaluator | None = None,
+    release: bool = False,
 ) -> Report:
     """Evaluate every run of ``inputs`` with the measures and policies; progress is reported after each run.
     With ``threads`` > 1 the runs after the first are evaluated at the same time (``task_pool``); the report
-    is the same. ``evaluator``: one already built (and warmed up) for these judgments, measures and policies."""
+    is the same. ``evaluator``: one already built (and warmed up) for these judgments, measures and policies.
+    ``release``: the caller needs ``inputs.runs`` no more -- they are taken out of it, so that each run's columns
+    are freed once it is judged (peak memory: ``evalserve evaluate``)."""
     if evaluator is None or evaluator.qrels is not inputs.qrels:
         evaluator = build_evaluator(inputs, measures, ties=ties, topics=topics)
     else:
         check_scored(inputs.qrels, inputs.runs)
+    runs: list[Run | None] = list(inputs.runs)
+    names = [r.name for r in inputs.runs]
+    tags = {r.name: r.tags[0] for r in inputs.runs if len(r.tags) == 1}
+    if release:
+        inputs.runs.clear()
     scores: list[RunScores] = []
     with task_pool(threads) as pool:
         # the first run is evaluated alone: it builds what the runs share (join index, ideal lists, greedy
         # ideals), so the others, evaluated together, find it built instead of each building it
         rest: list[Pending[RunScores]] = []
-        for i, run in enumerate(inputs.runs):
+        for i, name in enumerate(names):
             if progress is not None:
-                progress(f"evaluating run {i + 1} of {len(inputs.runs)}: {run.name}", i / max(1, len(inputs.runs)))
+                progress(f"evaluating run {i + 1} of {len(names)}: {name}", i / max(1, len(names)))
             if i == 0:  # alone: its join blocks and measures go to the pool instead
-                scores.append(evaluator.evaluate(run, pool if pool.parallel else None))
-                rest = [pool.submit(partial(evaluator.evaluate, later)) for later in inputs.runs[1:]]
+                scores.append(evaluator.evaluate(_take(runs, 0, release), pool if pool.parallel else None))
+                rest = [pool.submit(partial(evaluator.evaluate, _take(runs, j, release)))
+                        for j in range(1, len(runs))]
             else:
-                scores.append(rest[i - 1].result())
+                scores.append(rest[i - 1].take())
     notes = measure_notes(inputs.qrels, evaluator.measures)  # once per evaluation, before each run's own
     warnings = list(inputs.warnings) + notes + [w for s in scores for w in s.warnings]
     if progress is not None:
         progress("evaluated", 1.0)
     return Report(scores, [m.label for m in evaluator.measures], ties, topics, inputs.files, warnings,
-                  canonical={m.label: m.name for m in evaluator.measures},
-                  tags={r.name: r.tags[0] for r in inputs.runs if len(r.tags) == 1})
+                  canonical={m.label: m.name for m in evaluator.measures}, tags=tags)
+
+
+def _take(runs: list[Run | None], i: int, release: bool) -> Run:
+    """``runs[i]``; with ``release``, no longer held by the list."""
+    run = runs[i]
+    assert run is not None
+    if release:
+        runs[i] = None
+    return run

@@ -60,7 +60,7 @@ class Report:
             for m in self.measures:
                 item: dict[str, Any] = {"mean": _finite(s.mean(m))}
                 if per_topic:
-                    item["per_topic"] = {t: _finite(v) for t, v in s.per_topic(m).items()}
+                    item["per_topic"] = _finite_values(s.per_topic(m))
                 entry[m] = item
             runs[s.run] = entry
         return {
@@ -184,3 +184,12 @@ def _trec_eval_line(label: str, topic: str, value: float, how: str) -> str:
 def _finite(value: float) -> float:
     """Values are finite by construction; guard JSON against NaN/inf all the same."""
     return value if math.isfinite(value) else 0.0
+
+
+def _finite_values(values: dict[str, float]) -> dict[str, float]:
+    """``_finite`` of every per-topic value, checked in one pass at C speed first (20,000 topics x 30 measures
+    were half a million Python calls: 0.3 s of a trec_eval-format run whose per-topic values are not even
+    printed -- ``num_q`` counts them)."""
+    if all(map(math.isfinite, values.values())):
+        return values
+    return {t: _finite(v) for t, v in values.items()}

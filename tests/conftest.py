@@ -14,6 +14,8 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[1]
 ENV_VAR = "EVALSERVE_SHARED_DATA"
+# No test hands its commands to a warm engine (nor leaves one running) unless it asks (test_warm_engine.py)
+os.environ["EVALSERVE_WARM"] = "0"
 
 
 def shared_data_dir() -> Path:

@@ -7,19 +7,26 @@ no engine. A module's ``register(sub)`` adds the parsers of every command listed
 
 from __future__ import annotations
 
-from typing import NamedTuple
 
-
-class Command(NamedTuple):
+class Command:
     """One subcommand: ``evalserve <name>``, registered by ``evalserve.cli.<module>``; ``one_shot``: it runs one
-    evaluation and exits, so NumPy is loaded with ``numpy_env.ONE_SHOT_ENV`` (no BLAS threads, small pages)."""
+    evaluation and exits, so NumPy is loaded with ``numpy_env.ONE_SHOT_ENV`` (no BLAS threads, small pages) and
+    the console script may hand it to the warm engine (``warm``). (A plain class: the console script imports
+    this module before it knows whether it needs anything else, and ``typing`` costs a few milliseconds.)"""
 
-    name: str
-    module: str
-    help: str
-    one_shot: bool = False
-    #: the module's ``main(argv)`` reads the words after the command itself (another tool's command line)
-    own_argv: bool = False
+    __slots__ = ("help", "module", "name", "one_shot", "own_argv")
+
+    def __init__(self, name: str, module: str, help: str, one_shot: bool = False, own_argv: bool = False) -> None:
+        self.name = name
+        self.module = module
+        self.help = help
+        self.one_shot = one_shot
+        #: the module's ``main(argv)`` reads the words after the command itself (another tool's command line)
+        self.own_argv = own_argv
+
+    def __repr__(self) -> str:
+        return (f"Command({self.name!r}, {self.module!r}, {self.help!r}, one_shot={self.one_shot},"
+                f" own_argv={self.own_argv})")
 
 
 #: every subcommand, in the order ``evalserve --help`` lists them

@@ -128,7 +128,7 @@ def run(args: argparse.Namespace) -> int:
     if bad_measures is not None:
         raise bad_measures
     report = run_evaluation(inputs, measures, ties=args.ties, topics=args.topics, threads=args.threads,
-                            evaluator=warmed[0] if warmed else None)
+                            evaluator=warmed[0] if warmed else None, release=True)
     _print_warnings(report.warnings, args.quiet)
     if args.format not in TEXT_FORMATS:  # html, latex: significance and axioms, loaded for reports only
         from evaluation.reports import render_report

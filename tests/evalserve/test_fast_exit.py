@@ -75,4 +75,4 @@ def test_the_console_script_writes_the_whole_result_and_its_exit_code(tmp_path: 
 
 def test_the_console_script_entry_point_is_run() -> None:
     pyproject = (ROOT / "pyproject.toml").read_text()
-    assert 'evalserve = "evalserve.cli.main:run"' in pyproject
+    assert 'evalserve = "evalserve.cli.entry:run"' in pyproject  # (entry: the warm engine first, then main.run)
