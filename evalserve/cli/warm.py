@@ -103,6 +103,23 @@ def key(ident: str) -> str:
     return f"{zlib.crc32(data):08x}{zlib.adler32(data):08x}"
 
 
+#: the longest socket path bound or connected to as it is (sun_path holds 108 bytes with its terminator)
+SUN_PATH_MAX = 100
+
+
+def unix_call(call: object, path: str) -> None:
+    """``call(path)`` (a socket's ``bind`` or ``connect``) -- through ``/proc/self/fd/N/<name>`` when ``path`` is
+    too long for an AF_UNIX address (a deep $XDG_RUNTIME_DIR or $TMPDIR), N an open descriptor of its folder."""
+    if len(os.fsencode(path)) <= SUN_PATH_MAX:
+        call(path)  # type: ignore[operator]
+        return
+    folder = os.open(os.path.dirname(path) or ".", os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    try:
+        call(f"/proc/self/fd/{folder}/{os.path.basename(path)}")  # type: ignore[operator]
+    finally:
+        os.close(folder)
+
+
 def socket_path(ident: str) -> str:
     return os.path.join(socket_dir(), key(ident) + ".sock")
 
@@ -223,7 +240,7 @@ def delegate(argv: Sequence[str]) -> int | None:
     fds = _open_fds()  # before the socket is made: with a standard stream closed, it takes that number
     sock = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
     try:
-        sock.connect(socket_path(ident))
+        unix_call(sock.connect, socket_path(ident))
         data = request(argv, ident)
         header = len(data).to_bytes(4, "little") + bytes(fds)
         sock.sendmsg([header + data], [(_socket.SOL_SOCKET, _socket.SCM_RIGHTS, bytes(

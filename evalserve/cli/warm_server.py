@@ -139,7 +139,7 @@ class Server:
         staging = f"{self.path}.{os.getpid()}"
         with suppress(FileNotFoundError):
             os.unlink(staging)
-        listener.bind(staging)
+        warm.unix_call(listener.bind, staging)
         listener.listen(64)
         os.rename(staging, self.path)
         st = os.stat(self.path)

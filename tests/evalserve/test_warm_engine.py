@@ -231,7 +231,7 @@ def test_a_socket_nobody_listens_on_means_the_command_runs_here(engine: Warm) ->
     directory.mkdir(mode=0o700)
     ident = warm.identity()  # (this interpreter's identity is the client's: same executable and path)
     dead = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    dead.bind(str(directory / f"{warm.key(ident)}.sock"))  # bound, never listening: connection refused
+    warm.unix_call(dead.bind, str(directory / f"{warm.key(ident)}.sock"))  # bound, never listening: refused
     dead.close()
     done = engine.run("evaluate", "--qrels", QRELS, "--run", RUN, "-m", "AP")
     assert done.returncode == 0, done.stderr
