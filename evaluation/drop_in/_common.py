@@ -7,8 +7,9 @@ import bz2
 import contextlib
 import math
 import re
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from typing import TypeVar
 
 from evaluation.formats.source import Blob, DecodeLimits, load
 from evaluation.problems import InputError, Problem, ProblemLog
@@ -170,3 +171,25 @@ def read_files(paths: Sequence[str]) -> list[bytes]:
     if problems:
         raise InputError(problems)
     return found
+
+
+Judgments = TypeVar("Judgments")
+Ranking = TypeVar("Ranking")
+
+
+def read_every_file(read_qrels: Callable[[], Judgments],
+                    read_runs: Sequence[Callable[[], Ranking]]) -> tuple[Judgments, list[Ranking]]:
+    """The judgments and the runs, each read by its reader; every file is read even after one fails, so one
+    ``InputError`` carries the problems of all of them (a user fixes every file in one go)."""
+    problems: list[Problem] = []
+    omitted = 0
+    read: list[object] = []
+    for reader in (read_qrels, *read_runs):
+        try:
+            read.append(reader())
+        except InputError as exc:
+            problems += exc.problems
+            omitted += exc.omitted
+    if problems:
+        raise InputError(problems, omitted)
+    return read[0], read[1:]  # type: ignore[return-value]

@@ -24,6 +24,7 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass, field
+from functools import partial
 
 from evaluation.drop_in._common import (
     Judgment,
@@ -31,6 +32,7 @@ from evaluation.drop_in._common import (
     field_column,
     lines_of,
     perl_number,
+    read_every_file,
     refuse,
     score_rankings,
     surrogate,
@@ -263,23 +265,7 @@ def gdeval(qrels_data: bytes, run_data: bytes, options: Options, *, qrels_name: 
            run_name: str = "run", baseline: tuple[bytes, str] | None = None) -> Report:
     """Read qrels, run (and baseline) as gdeval does and return its report; an ``InputError`` with every
     problem of every file."""
-    problems: list[Problem] = []
-    omitted = 0
-    qrels: GdevalQrels | None = None
-    runs: list[GdevalRun | None] = []
-    try:
-        qrels = parse_qrels(qrels_data, qrels_name)
-    except InputError as exc:
-        problems += exc.problems
-        omitted += exc.omitted
-    for data, name in [(run_data, run_name), *([baseline] if baseline else [])]:
-        try:
-            runs.append(parse_run(data, name))
-        except InputError as exc:
-            problems += exc.problems
-            omitted += exc.omitted
-            runs.append(None)
-    if problems:
-        raise InputError(problems, omitted)
-    assert qrels is not None and runs[0] is not None
+    files = [(run_data, run_name), *([baseline] if baseline else [])]
+    qrels, runs = read_every_file(partial(parse_qrels, qrels_data, qrels_name),
+                                  [partial(parse_run, data, name) for data, name in files])
     return evaluate(qrels, runs[0], options, runs[1] if baseline else None)

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from functools import partial
 from itertools import pairwise
 
 from evaluation.drop_in._common import (
@@ -32,11 +33,12 @@ from evaluation.drop_in._common import (
     field_column,
     lines_of,
     natural_number,
+    read_every_file,
     refuse,
     score_rankings,
     surrogate,
 )
-from evaluation.problems import InputError, NothingScored, Problem, ProblemLog
+from evaluation.problems import NothingScored, Problem, ProblemLog
 
 #: ndeval's version line (``-version``), a fact of the release this reproduces
 VERSION = "version 4.5 (Mon 29 Apr 2013 20:51:02 EDT)"
@@ -316,23 +318,7 @@ def ndeval(qrels_data: bytes, run_data: bytes, options: Options, *, qrels_name: 
            run_name: str = "run", baseline: tuple[bytes, str] | None = None) -> Report:
     """Read qrels, run (and baseline) as ndeval does and return its report; an ``InputError`` with every
     problem of every file."""
-    problems: list[Problem] = []
-    omitted = 0
-    qrels: NdevalQrels | None = None
-    runs: list[NdevalRun | None] = []
-    try:
-        qrels = parse_qrels(qrels_data, qrels_name)
-    except InputError as exc:
-        problems += exc.problems
-        omitted += exc.omitted
-    for data, name in [(run_data, run_name), *([baseline] if baseline else [])]:
-        try:
-            runs.append(parse_run(data, name, options))
-        except InputError as exc:
-            problems += exc.problems
-            omitted += exc.omitted
-            runs.append(None)
-    if problems:
-        raise InputError(problems, omitted)
-    assert qrels is not None and runs[0] is not None
+    files = [(run_data, run_name), *([baseline] if baseline else [])]
+    qrels, runs = read_every_file(partial(parse_qrels, qrels_data, qrels_name),
+                                  [partial(parse_run, data, name, options) for data, name in files])
     return evaluate(qrels, runs[0], options, runs[1] if baseline else None)
