@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 
 from evaluation.csvcells import safe_cell
-from evaluation.drop_in.trec_eval import sequential_sum, table_rank
+from evaluation.drop_in.trec_eval import NICKNAMES, sequential_sum, table_rank
 from evaluation.evaluator import GEOMETRIC_FLOOR, RunScores
 from evaluation.measures.names import trec_eval_label
 from evaluation.measures.registry import default_registry
@@ -83,6 +83,16 @@ class Report:
             return render_document(self.as_json(per_topic), fmt, per_topic)
         return render_document(self.as_json(True), fmt, per_topic, header)
 
+
+
+def trec_eval_header(requested: Sequence[str] | None) -> tuple[str, ...]:
+    """Which of ``runid`` and ``num_q`` the trec_eval layout prints for measures requested as ``requested``:
+    both for the default measures (nothing requested) and for trec_eval's nicknames (whose lists include them),
+    else those named -- as trec_eval: ``-m map`` prints neither (docs/cli.md). The CLI and the service share it."""
+    names = {name.strip() for name in requested or ()}
+    if not requested or names & set(NICKNAMES):
+        return HEADER
+    return tuple(line for line in HEADER if line in names)
 
 def render_document(doc: Mapping[str, Any], fmt: str, per_topic: bool = False,
                     header: Collection[str] = HEADER) -> str:

@@ -27,7 +27,7 @@ from evaluation.model import IntentWeights, Qrels
 from evaluation.pipeline import QRELS_FORMATS, RUN_FORMATS, Opened, QrelsFormat, RunFormat, load_inputs, run_evaluation
 from evaluation.problems import InputError, MeasureError, Problem
 from evaluation.ranking import TIE_POLICIES
-from evaluation.report import FORMATS, HEADER, TEXT_FORMATS
+from evaluation.report import FORMATS, HEADER, TEXT_FORMATS, trec_eval_header
 from evaluation.side_registry import SIDE_KINDS
 from evaluation.task_pool import usable_cores
 
@@ -135,7 +135,7 @@ def run(args: argparse.Namespace) -> int:
 
         text = render_report(report.as_json(True), args.format)
     else:
-        text = report.render(args.format, args.per_topic, header=_trec_eval_header(args.measures))
+        text = report.render(args.format, args.per_topic, header=trec_eval_header(args.measures))
     if args.output:
         Path(args.output).write_text(text)
     else:
@@ -145,23 +145,11 @@ def run(args: argparse.Namespace) -> int:
 
 def _expanded(requested: Sequence[str] | None) -> list[str]:
     """The -m names with trec_eval's nicknames and bare measure families expanded (``all_trec``, ``P``);
-    ``runid`` and ``num_q`` are not measures but lines of ``--format trec_eval`` (``_trec_eval_header``)."""
+    ``runid`` and ``num_q`` are not measures but lines of ``--format trec_eval``
+    (``evaluation.report.trec_eval_header``)."""
     from evaluation.drop_in.trec_eval import expand_request
 
     return [piece for name in requested or () if name.strip() not in HEADER for piece in expand_request(name)]
-
-
-def _trec_eval_header(requested: Sequence[str] | None) -> tuple[str, ...]:
-    """Which of ``runid`` and ``num_q`` ``--format trec_eval`` prints: both for the default measures and for
-    trec_eval's nicknames (whose lists include them), else those ``-m`` names -- as trec_eval: ``-m map`` prints
-    neither (docs/cli.md)."""
-    from evaluation.drop_in.trec_eval import NICKNAMES
-
-    names = {name.strip() for name in requested or ()}
-    if not requested or names & set(NICKNAMES):
-        return HEADER
-    return tuple(line for line in HEADER if line in names)
-
 
 def side_files(args: argparse.Namespace) -> dict[str, Opened]:
     """The side inputs given on the command line (``--item-scores FILE`` ...), opened."""

@@ -129,7 +129,7 @@ def job_result(s: Session, st: ServiceState, token: Token, job_id: str, fmt: str
         log.info("job %s has no stored report: building it in the API", job.id)
         report: str = OnDemand("evaluation.reports", "render_report")(document, fmt)
         return RenderedResult(tag, report)
-    return RenderedResult(tag, kind.render(document, fmt, shown_per_topic))
+    return RenderedResult(tag, kind.render(document, kind.parse(job.request), fmt, shown_per_topic))
 
 
 def typeset(content: dict[str, Any], fmt: str) -> str:

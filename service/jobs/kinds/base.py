@@ -51,7 +51,8 @@ class JobKind:
     """One kind of job: its request type, the result formats it answers (the first is the default), whether it
     may be split over workers (its request then has ``runs``), and what its worker stores beside the result.
 
-    ``render`` turns the stored document into a text format (pure formatting, in the API); ``reports`` are the
+    ``render`` turns the stored document into a text format (pure formatting, in the API; the request says
+    what was asked, e.g. which trec_eval header lines); ``reports`` are the
     report formats its worker builds (the content, ``REPORT``) and typesets (``report_output``), streamed as
     stored; ``plot`` draws the result (on the worker, in every ``PLOT_FORMATS``; None: no plot; it may raise
     ``NoPlot``)."""
@@ -59,7 +60,7 @@ class JobKind:
     name: str
     parse: Callable[[Mapping[str, Any]], JobRequest]
     formats: tuple[str, ...]
-    render: Callable[[dict[str, Any], str, bool], str]  # (document, format, per_topic) -> text
+    render: Callable[[dict[str, Any], JobRequest, str, bool], str]  # (document, request, format, per_topic)
     formats_message: str  # the 422 detail for another format
     splits: bool = False
     plot: Callable[[dict[str, Any], JobRequest, str], bytes] | None = None  # may raise NoPlot

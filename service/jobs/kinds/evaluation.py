@@ -52,9 +52,18 @@ def plot(document: dict[str, Any], request: JobRequest, fmt: str) -> bytes:
     return image
 
 
+def render(document: dict[str, Any], request: JobRequest, fmt: str, per_topic: bool) -> str:
+    """A text format of the result, as ``evalserve evaluate`` prints it for the same measures (trec_eval's
+    ``runid``/``num_q`` lines only for the default measures, ``evaluation.report.trec_eval_header``)."""
+    measures = request.measures if isinstance(request, EvaluationRequest) else ()
+    header = OnDemand("evaluation.report", "trec_eval_header")(measures)
+    text: str = OnDemand("evaluation.report", "render_document")(document, fmt, per_topic, header)
+    return text
+
+
 KIND = JobKind(
     EVALUATION, EvaluationRequest.from_json,
-    EVALUATION_FORMATS, OnDemand("evaluation.report", "render_document"),
+    EVALUATION_FORMATS, render,
     f"an evaluation result is {one_of(EVALUATION_FORMATS)}", splits=True, plot=plot,
     reports=REPORT_FORMATS,
 )

@@ -45,7 +45,7 @@ class MetaRequest:
         return out
 
 
-def render(document: dict[str, Any], fmt: str, per_topic: bool) -> str:
+def render(document: dict[str, Any], request: JobRequest, fmt: str, per_topic: bool) -> str:
     """JSON or the method's table (reports are typeset from the stored report content)."""
     if fmt == ResultFormat.JSON:
         return json.dumps(document, indent=2) + "\n"
