@@ -7,7 +7,9 @@ are skipped, with the reason, when it is absent.
 
 from __future__ import annotations
 
+import compileall
 import os
+import sys
 from pathlib import Path
 
 import pytest
@@ -58,6 +60,15 @@ def oracles():  # type: ignore[no-untyped-def]
     except OracleUnavailable as exc:
         pytest.skip(str(exc))
 
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    """Under ``PYTHONDONTWRITEBYTECODE`` (this machine sets it) every Python process the suite starts -- hundreds of
+    gunicorn, Celery and ``evalserve`` processes -- would compile the project from source again; compile it once,
+    before the tests, as Python does on a first import elsewhere (the controller only, under xdist)."""
+    if sys.dont_write_bytecode and not hasattr(session.config, "workerinput"):
+        for package in ("evaluation", "service", "workers", "evalserve", "clients/python"):
+            compileall.compile_dir(REPO / package, quiet=2)
 
 
 # ---- running the suite in parallel (pytest-xdist; pyproject.toml's addopts: -n auto --dist loadgroup) -------------
