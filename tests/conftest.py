@@ -78,6 +78,16 @@ def pytest_sessionstart(session: pytest.Session) -> None:
 FIRST = ("tests/deploy/test_image.py",)
 
 
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int | None:
+    """``-n auto``: two workers per core. A test here mostly waits on the processes it starts (an API, workers,
+    the image build), so one worker per core leaves the cores half idle; measured on 2 cores, 4 workers ran the
+    suite in 12 min 25 s where 2 took 13 min 14 s. ``PYTEST_XDIST_AUTO_NUM_WORKERS`` still decides when set."""
+    if os.environ.get("PYTEST_XDIST_AUTO_NUM_WORKERS"):
+        return None
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    return 2 * cores
+
+
 def _shared_instances(item: pytest.Item) -> list[str]:
     """The costly fixture instances ``item`` shares with other tests: those of module, class, package or session
     scope that the test module defines itself or that are parametrised (``live``: one deployment per backend),
