@@ -27,7 +27,7 @@ _can_install = can_install
 
 
 def _install_chromium() -> str:
-    return apt_install("chromium")
+    return apt_install("chromium", done=lambda: chromium_path() is not None)
 
 
 DEBIAN_CHROMIUM = Path("/usr/bin/chromium")

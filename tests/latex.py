@@ -29,7 +29,7 @@ def pdflatex() -> str:
     if not can_install():
         pytest.skip(f"pdflatex is not installed (Debian: apt-get install {PACKAGE}), and it cannot be installed"
                     " here (needs root on Debian with apt-get)")
-    problem = apt_install("--no-install-recommends", PACKAGE)
+    problem = apt_install("--no-install-recommends", PACKAGE, done=lambda: shutil.which("pdflatex") is not None)
     path = shutil.which("pdflatex")
     if path is None:
         pytest.skip(f"pdflatex is not installed and installing {PACKAGE} failed: {problem or 'no executable'}")

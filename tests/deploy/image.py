@@ -73,7 +73,7 @@ def ensure_tools() -> None:
     if not can_install():
         pytest.skip(f"{', '.join(missing)} not installed (Debian: apt-get install podman mmdebstrap) and cannot be"
                     " installed here (needs root on Debian with apt-get)")
-    problem = apt_install("podman", "mmdebstrap")
+    problem = apt_install("podman", "mmdebstrap", done=lambda: all(shutil.which(tool) for tool in missing))
     still = [tool for tool in missing if shutil.which(tool) is None]
     if still:
         pytest.skip(f"{', '.join(still)} not installed and installing with apt-get failed: {problem or 'no tool'}")
