@@ -27,6 +27,13 @@ import contextlib, io, json, os, sys
 from evalserve.cli.main import main
 with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
     code = main(sys.argv[3:])
+import threading, time
+for thread in threading.enumerate():  # the evaluation's own threads, ended but maybe not yet reaped
+    if thread is not threading.main_thread():
+        thread.join(10)
+deadline = time.monotonic() + 10  # a thread gone from Python may linger in /proc a moment; a BLAS pool stays
+while os.path.isdir("/proc/self/task") and len(os.listdir("/proc/self/task")) > 1 and time.monotonic() < deadline:
+    time.sleep(0.05)
 with open(sys.argv[1], "w") as f:
     json.dump({"code": code, "env": {k: os.environ.get(k) for k in json.loads(sys.argv[2])},
                "threads": len(os.listdir("/proc/self/task")) if os.path.isdir("/proc/self/task") else None}, f)

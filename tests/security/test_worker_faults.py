@@ -227,13 +227,19 @@ def test_killed_idle_and_busy_workers_are_replaced_and_nothing_stalls(
         assert served.log.read_text(errors="replace").count("exited with signal SIGKILL") == 2
 
 
+def is_celery(cmd: str) -> bool:
+    """A Celery worker's main process as ``serve`` starts it (``python -m evalserve.cli.celery_worker ...``,
+    Celery's own command line; ``celery ...`` before)."""
+    return " celery " in cmd or "evalserve.cli.celery_worker " in cmd
+
+
 def test_killed_worker_main_processes_are_restarted_and_the_api_stays_up(
         tmp_path: Path, trec: dict[str, Path], capsys: pytest.CaptureFixture[str]) -> None:
     expected = offline(trec, capsys)
     with serve(tmp_path, "--concurrency", "2") as served, served.client() as http:
         wait_for(lambda: health(served.url)[1]["workers"]["alive"] == 2, 30, "two live workers")
         before = served.children()
-        celery = [pid for pid, cmd in before.items() if " celery " in cmd]
+        celery = [pid for pid, cmd in before.items() if is_celery(cmd)]
         assert len(celery) == 3, before  # two evaluation workers and the webhook worker
         for pid in celery:
             os.kill(pid, signal.SIGKILL)
@@ -242,11 +248,11 @@ def test_killed_worker_main_processes_are_restarted_and_the_api_stays_up(
         while time.monotonic() < deadline:  # the API answers throughout; the workers come back
             statuses.append(health(served.url)[0])
             now = served.children()
-            if len([p for p, cmd in now.items() if " celery " in cmd and p not in celery]) == 3:
+            if len([p for p, cmd in now.items() if is_celery(cmd) and p not in celery]) == 3:
                 break
             time.sleep(0.2)
         assert set(statuses) == {200}, statuses
-        assert len([p for p, cmd in served.children().items() if " celery " in cmd and p not in celery]) == 3
+        assert len([p for p, cmd in served.children().items() if is_celery(cmd) and p not in celery]) == 3
         assert served.proc.poll() is None
         job = submit(http, collection(http, trec["qrels"]), trec["run"])
         assert wait_jobs(http, [job], timeout=60)[job]["state"] == "succeeded"

@@ -59,7 +59,7 @@ def count_runs(ctx: WorkerContext, claim: Claim, lease: Any) -> dict[str, Any]:
 @pytest.fixture
 def toy_kind(monkeypatch: pytest.MonkeyPatch) -> Iterator[JobKind]:
     kind = JobKind("count", EvaluationRequest.from_json, ("json",),
-                   lambda document, fmt, per_topic: json.dumps(document),
+                   lambda document, request, fmt, per_topic: json.dumps(document),
                    "a count result is json")
     monkeypatch.setitem(job_kinds.KINDS, "count", kind)
     monkeypatch.setitem(worker_kinds.RUNS, "count", KindRun(count_runs))
