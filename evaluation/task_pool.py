@@ -108,8 +108,8 @@ class TaskPool:
         with self._lock:
             if len(self._workers) - self._idle < self._max:
                 worker = threading.Thread(target=self._work, name="evaluation", daemon=True)
+                worker.start()  # then listed: a Ctrl-C between the two never leaves close() an unstarted thread
                 self._workers.append(worker)
-                worker.start()
         return piece
 
     def run(self, piece: Pending[T]) -> None:
