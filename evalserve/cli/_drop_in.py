@@ -8,6 +8,7 @@ import argparse
 import sys
 from collections.abc import Sequence
 
+from evaluation.drop_in._common import read_files
 from evaluation.problems import Problem
 
 
@@ -84,3 +85,20 @@ def write_output(text: str, warnings: Sequence[Problem]) -> None:
     sys.stdout.flush()
     buffer.write(data)
     buffer.flush()
+
+
+def add_files(p: argparse.ArgumentParser, qrels_help: str) -> None:
+    """The arguments ndeval and gdeval share: ``-baseline FILE``, ``-riskAlpha VALUE``, then ``qrels run``."""
+    p.add_argument("-baseline", metavar="FILE",
+                   help="a baseline run: print each value minus the baseline's (risk-sensitive evaluation)")
+    p.add_argument("-riskAlpha", type=risk_alpha, default="0", dest="risk_alpha", metavar="VALUE",
+                   help="with -baseline: losses against the baseline weigh 1 + VALUE (default 0)")
+    p.add_argument("qrels", help=qrels_help)
+    p.add_argument("run", help="run 'topic Q0 docno rank score tag'")
+
+
+def read_inputs(args: argparse.Namespace) -> tuple[bytes, bytes, tuple[bytes, str] | None]:
+    """The qrels' and run's bytes and the baseline's (bytes, path), read together: every file's problem at once."""
+    paths = [args.qrels, args.run, *([args.baseline] if args.baseline else [])]
+    data = read_files(paths)
+    return data[0], data[1], (data[2], args.baseline) if args.baseline else None

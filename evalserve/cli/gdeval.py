@@ -10,9 +10,8 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from evalserve.cli._drop_in import ToolVersion, positive_int, risk_alpha, write_output
+from evalserve.cli._drop_in import ToolVersion, add_files, positive_int, read_inputs, write_output
 from evalserve.cli.commands import help_of
-from evaluation.drop_in._common import read_files
 from evaluation.drop_in.gdeval import DEFAULT_K, VERSION, Options, gdeval
 
 
@@ -35,21 +34,14 @@ def register(sub: Any) -> None:
                    help="average over every qrels topic with a relevant document (missing ones count 0)")
     p.add_argument("-k", type=positive_int, default=DEFAULT_K, metavar="K",
                    help=f"evaluation depth (default {DEFAULT_K})")
-    p.add_argument("-baseline", metavar="FILE",
-                   help="a baseline run: print each value minus the baseline's (risk-sensitive evaluation)")
-    p.add_argument("-riskAlpha", type=risk_alpha, default="0", dest="risk_alpha", metavar="VALUE",
-                   help="with -baseline: losses against the baseline weigh 1 + VALUE (default 0)")
-    p.add_argument("qrels", help="judgments 'topic 0 docno grade' (grades up to 4)")
-    p.add_argument("run", help="run 'topic Q0 docno rank score tag'")
+    add_files(p, "judgments 'topic 0 docno grade' (grades up to 4)")
     p.set_defaults(handler=run)
 
 
 def run(args: argparse.Namespace) -> int:
     options = Options(complete=args.complete, k=args.k, risk_alpha=float(args.risk_alpha),
                       risk_alpha_text=args.risk_alpha)
-    paths = [args.qrels, args.run, *([args.baseline] if args.baseline else [])]
-    data = read_files(paths)
-    report = gdeval(data[0], data[1], options, qrels_name=args.qrels, run_name=args.run,
-                    baseline=(data[2], args.baseline) if args.baseline else None)
+    qrels, run_data, baseline = read_inputs(args)
+    report = gdeval(qrels, run_data, options, qrels_name=args.qrels, run_name=args.run, baseline=baseline)
     write_output(report.render(), report.warnings)
     return 0

@@ -10,9 +10,8 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from evalserve.cli._drop_in import ToolVersion, alpha, beta, positive_int, risk_alpha, write_output
+from evalserve.cli._drop_in import ToolVersion, add_files, alpha, beta, positive_int, read_inputs, write_output
 from evalserve.cli.commands import help_of
-from evaluation.drop_in._common import read_files
 from evaluation.drop_in.ndeval import DEFAULT_ALPHA, DEFAULT_BETA, VERSION, Options, ndeval
 
 
@@ -44,21 +43,14 @@ def register(sub: Any) -> None:
     p.add_argument("-a", action="store_true", dest="all", help="accepted as ndeval accepts it; changes nothing")
     p.add_argument("-M", type=positive_int, default=0, dest="depth", metavar="DEPTH",
                    help="keep only the first DEPTH documents of each topic")
-    p.add_argument("-baseline", metavar="FILE",
-                   help="a baseline run: print each value minus the baseline's (risk-sensitive evaluation)")
-    p.add_argument("-riskAlpha", type=risk_alpha, default="0", dest="risk_alpha", metavar="VALUE",
-                   help="with -baseline: losses against the baseline weigh 1 + VALUE (default 0)")
-    p.add_argument("qrels", help="judgments 'topic subtopic docno judgment'")
-    p.add_argument("run", help="run 'topic Q0 docno rank score tag'")
+    add_files(p, "judgments 'topic subtopic docno judgment'")
     p.set_defaults(handler=run)
 
 
 def run(args: argparse.Namespace) -> int:
     options = Options(alpha=args.alpha, beta=args.beta, traditional=args.traditional, complete=args.complete,
                       depth=args.depth, risk_alpha=float(args.risk_alpha), risk_alpha_text=args.risk_alpha)
-    paths = [args.qrels, args.run, *([args.baseline] if args.baseline else [])]
-    data = read_files(paths)
-    report = ndeval(data[0], data[1], options, qrels_name=args.qrels, run_name=args.run,
-                    baseline=(data[2], args.baseline) if args.baseline else None)
+    qrels, run_data, baseline = read_inputs(args)
+    report = ndeval(qrels, run_data, options, qrels_name=args.qrels, run_name=args.run, baseline=baseline)
     write_output(report.render(), report.warnings)
     return 0
