@@ -12,6 +12,7 @@ from typing import NamedTuple
 import numpy as np
 
 from evaluation.formats.lexer import Fields, IntArray
+from evaluation.measures.names import is_number
 
 _SAMPLE = 200  # bad lines looked at
 _QUOTE = 60  # characters of a line quoted in a message
@@ -84,7 +85,7 @@ def _swapped(fields: Fields, sample: IntArray, texts: list[str], layout: Layout)
     expected, or judgments (an integer grade last, four fields) where a run was expected."""
     split = [t.split() for t in texts]
     if layout is TREC_QRELS:
-        looks = all(len(f) >= 6 and _is_number(f[4]) for f in split)
+        looks = all(len(f) >= 6 and is_number(f[4]) for f in split)
         other = f"a TREC run (`{TREC_RUN.fields}`)"
     else:
         looks = all(len(f) in (3, 4) and _is_int(f[-1].lstrip("Ll")) for f in split)
@@ -113,14 +114,6 @@ def _split_commas(text: str) -> list[str]:
 
 def _quote(text: str) -> str:
     return repr(text if len(text) <= _QUOTE else text[:_QUOTE] + "...")
-
-
-def _is_number(text: str) -> bool:
-    try:
-        float(text)
-    except ValueError:
-        return False
-    return True
 
 
 def _is_int(text: str) -> bool:

@@ -290,7 +290,7 @@ def _from_trec_eval(text: str) -> str:
         rest = text[len(prefix) :]
         if not text.startswith(prefix):
             continue
-        if pattern in _REAL_SUFFIX and _is_number(rest):
+        if pattern in _REAL_SUFFIX and is_number(rest):
             return target.format(rest)
         whole = _LEADING_DIGITS.match(rest)
         if pattern not in _REAL_SUFFIX and whole:  # trec_eval reads a cutoff as atol does: ndcg_cut.23.4 = 23
@@ -305,18 +305,18 @@ def _parameterised(base: str, params: str, text: str) -> str:
     """Our spelling of trec_eval's parameterised measures (``set_F.0.5``, ``utility.2,-1,0,0``,
     ``11pt_avg..25,.5``, ``rbp.p=0.95``, ``rbp_resid.p=0.95``); a malformed one is left for the parser to refuse."""
     values = params.split(",")
-    if base == "set_F" and len(values) == 1 and _is_number(values[0]) and float(values[0]) > 0:
+    if base == "set_F" and len(values) == 1 and is_number(values[0]) and float(values[0]) > 0:
         return f"SetF(beta={math.sqrt(float(values[0]))!r})"
-    if base == "utility" and len(values) == 4 and all(_is_number(v) for v in values):
+    if base == "utility" and len(values) == 4 and all(is_number(v) for v in values):
         return "Utility(" + ",".join(f"{k}={v}" for k, v in zip(_UTILITY_DEFAULTS, values)) + ")"
-    if base == "11pt_avg" and all(_is_number(v) for v in values):
+    if base == "11pt_avg" and all(is_number(v) for v in values):
         return f"IPrecAvg(levels={':'.join(values)})"
     if base in ("rbp", "rbp_resid") and len(values) == 1 and values[0].startswith("p="):
         p = values[0][2:]
         return f"RBP(p={p},rel=graded_topic)" if base == "rbp" else f"RBPResid(p={p})"
     if base in _GAIN_MAPPED and _GAIN_MAP.match(params):
         pairs = dict(pair.split("=") for pair in values)
-        if all(_is_number(g) for g in pairs.values()):
+        if all(is_number(g) for g in pairs.values()):
             top = max(int(level) for level in pairs)
             given = {int(level): g for level, g in pairs.items()}
             table = [given.get(level, str(level)) for level in range(top + 1)]
@@ -324,7 +324,8 @@ def _parameterised(base: str, params: str, text: str) -> str:
     return text
 
 
-def _is_number(text: str) -> bool:
+def is_number(text: str) -> bool:
+    """Whether Python reads ``text`` as a float (a trec_eval parameter; also the run sniffer's score column)."""
     try:
         float(text)
     except ValueError:
