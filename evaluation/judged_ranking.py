@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import partial
+from itertools import pairwise
 from typing import NoReturn
 
 import numpy as np
@@ -17,7 +18,7 @@ import numpy as np
 from evaluation.enums import StrEnum
 from evaluation.formats.keys import GroupedHashIndex, hash_words, rows_equal
 from evaluation.formats.lexer import words_of
-from evaluation.model import DOCNO_HASHES, FloatArray, IntArray, Qrels, Run, derive
+from evaluation.model import DOCNO_HASHES, FloatArray, IndexArray, IntArray, Qrels, Run, derive
 from evaluation.problems import OptionError
 from evaluation.ranking import Ranking
 from evaluation.segments import expand_ranges, segmented_cumsum
@@ -60,14 +61,14 @@ class JudgedRanking:
 
     topics: tuple[str, ...]
     offsets: IntArray
-    topic_of: IntArray
+    topic_of: IndexArray
     rank: IntArray  # 1-based position within the topic
     grade: IntArray
     judged: np.ndarray
     ideal: IntArray
     ideal_offsets: IntArray
     max_grade: int  # largest grade in the whole qrels (the collection's scale maximum)
-    entry: IntArray  # each document's index into ``qrels.adhoc`` (-1: not judged), for per-intent lookups
+    entry: IndexArray  # each document's index into ``qrels.adhoc`` (-1: not judged), for per-intent lookups
     _memo: dict[object, np.ndarray] = field(default_factory=dict, repr=False)
     # values that depend only on the ideal lists, shared by every run evaluated on the same topics
     _ideal_memo: dict[object, np.ndarray] = field(default_factory=dict, repr=False)
@@ -77,7 +78,7 @@ class JudgedRanking:
         return len(self.topics)
 
     @property
-    def ideal_topic_of(self) -> IntArray:
+    def ideal_topic_of(self) -> IndexArray:
         return self._cached("ideal_topic_of", lambda: _segment_ids(self.ideal_offsets), self._ideal_memo)
 
     @property
@@ -99,6 +100,8 @@ class JudgedRanking:
         """Running sums restarting at each topic (``exclusive``: of the documents above each one). Real values
         are summed topic by topic, so a topic's sums never carry rounding from other topics."""
         offsets = self.ideal_offsets if ideal else self.offsets
+        if values.dtype.kind in "bui" and _covers(offsets, values):
+            return _segment_counts(values, offsets, exclusive)
         if values.dtype.kind in "bui":  # counts: exact as integers, converted once
             running = np.zeros(values.size + 1, dtype=np.int64)
             np.cumsum(values, out=running[1:])
@@ -152,15 +155,51 @@ class JudgedRanking:
 
 
 def _counts(values: np.ndarray, offsets: IntArray) -> FloatArray:
-    """Per-segment sums of integer (or boolean) ``values``, exact, from one running sum (as floats)."""
-    running = np.zeros(values.size + 1, dtype=np.int64)
-    np.cumsum(values, out=running[1:])
-    counts: FloatArray = (running[offsets[1:]] - running[offsets[:-1]]).astype(np.float64)
+    """Per-segment sums of integer (or boolean) ``values``, exact, as floats: one ``reduceat`` over the non-empty
+    segments (no running sum as long as ``values``: wide runs have millions of rows)."""
+    lengths = np.diff(offsets)
+    counts: FloatArray = np.zeros(lengths.size, dtype=np.float64)
+    if offsets.size < 2 or int(offsets[-1]) != values.size or int(offsets[0]) != 0:
+        running = np.zeros(values.size + 1, dtype=np.int64)
+        np.cumsum(values, out=running[1:])
+        counts[:] = running[offsets[1:]] - running[offsets[:-1]]
+        return counts
+    which = np.flatnonzero(lengths > 0)
+    starts = offsets[:-1][which]
+    # in blocks of whole segments: ``reduceat`` casts its input to int64 first, a copy of the block only
+    cuts = [*dict.fromkeys(np.searchsorted(starts, np.arange(0, values.size, _COUNT_BLOCK)).tolist()), starts.size]
+    for a, b in pairwise(cuts):
+        if b > a:
+            lo, hi = int(starts[a]), int(starts[b]) if b < starts.size else values.size
+            counts[which[a:b]] = np.add.reduceat(values[lo:hi], starts[a:b] - lo, dtype=np.int64)
     return counts
 
 
+_COUNT_BLOCK = 1 << 18  # values summed per ``reduceat`` in ``_counts``
+
+
+def _covers(offsets: IntArray, values: np.ndarray) -> bool:
+    """Whether the segments ``offsets`` cut are the whole of ``values``."""
+    return offsets.size >= 2 and int(offsets[0]) == 0 and int(offsets[-1]) == values.size
+
+
+def _segment_counts(values: np.ndarray, offsets: IntArray, exclusive: bool) -> FloatArray:
+    """Running counts of integer ``values`` restarting at each segment, as floats, in one array: each segment's
+    first value is lowered by the previous segment's total, then one running sum (every partial sum is an
+    integer below 2**53: exact, the same as summing integers)."""
+    sums: FloatArray = values.astype(np.float64)
+    which = np.flatnonzero(np.diff(offsets) > 0)
+    if which.size > 1:
+        totals = _counts(values, offsets)[which]
+        sums[offsets[which[1:]]] -= totals[:-1]
+    np.cumsum(sums, out=sums)
+    if exclusive:
+        sums -= values
+    return sums
+
+
 def judge_ranking(qrels: Qrels, ranking: Ranking, topics: tuple[str, ...],
-                  pool: TaskPool | None = None, joined: Callable[[], IntArray] | None = None) -> JudgedRanking:
+                  pool: TaskPool | None = None, joined: Callable[[], IndexArray] | None = None) -> JudgedRanking:
     """Join a ranking with the qrels' single-aspect view, restricted to (and ordered by) ``topics``; with a
     ``pool``, blocks of the run are joined on its threads (the same result). ``joined``: the join of the
     ranking's run, started earlier (``start_join``)."""
@@ -171,7 +210,7 @@ def judge_ranking(qrels: Qrels, ranking: Ranking, topics: tuple[str, ...],
         topic_of, rank = index.layout(offsets)
     else:
         wanted = {t: i for i, t in enumerate(topics)}
-        run_to_eval = np.array([wanted.get(t, -1) for t in run.topics], dtype=np.int64)
+        run_to_eval = np.array([wanted.get(t, -1) for t in run.topics], dtype=np.int32)
         row_topic = run.topic[ranking.order]
         eval_topic = run_to_eval[row_topic] if run_to_eval.size else row_topic
         keep = eval_topic >= 0
@@ -203,9 +242,9 @@ class _QrelsIndex:
         self.index = GroupedHashIndex(adhoc.topic, hash_words(self.words)[self.doc], len(qrels.topics))
         self.grade_or_zero = np.append(adhoc.grade, 0).astype(np.int64)
         self._ideal: tuple[tuple[str, ...], IntArray, IntArray, dict[object, np.ndarray]] | None = None
-        self._layout: tuple[IntArray, IntArray, IntArray] | None = None
+        self._layout: tuple[IntArray, IndexArray, IntArray] | None = None
 
-    def layout(self, offsets: IntArray) -> tuple[IntArray, IntArray]:
+    def layout(self, offsets: IntArray) -> tuple[IndexArray, IntArray]:
         """Topic number and 1-based position of every document of rankings with these topic offsets (runs
         of one evaluation usually share them, so the last layout is kept, read-only)."""
         last = self._layout
@@ -236,24 +275,24 @@ def _index_of(qrels: Qrels) -> _QrelsIndex:
     return index
 
 
-def _judgments_of(qrels: Qrels, run: Run, pool: TaskPool | None = None) -> IntArray:
+def _judgments_of(qrels: Qrels, run: Run, pool: TaskPool | None = None) -> IndexArray:
     """For every row of the run (file order), its entry in ``qrels.adhoc`` or -1 when not judged."""
     return start_join(qrels, run, pool)()
 
 
-def start_join(qrels: Qrels, run: Run, pool: TaskPool | None = None) -> Callable[[], IntArray]:
+def start_join(qrels: Qrels, run: Run, pool: TaskPool | None = None) -> Callable[[], IndexArray]:
     """Start ``_judgments_of`` (the join needs the run, not its ranking): with a ``pool`` its blocks are handed
     to the pool's threads now, so the caller can rank the run meanwhile; the function returned waits for them
     (doing any nobody has started) and gives the entries. Without a pool it does the whole join when called."""
     index = _index_of(qrels)
     n = len(run)
     if n == 0:
-        return lambda: np.full(n, -1, dtype=np.int64)
+        return lambda: np.full(n, -1, dtype=_ENTRY)
     run_to_qrels = np.array([index.topic_index.get(t, -1) for t in run.topics], dtype=np.int64)
     hashes = run.derived.get(DOCNO_HASHES)  # kept by the reader; valid while the docnos stay read-only
     if hashes is None or run.docno.flags.writeable:
         hashes = hash_words(words_of(run.docno))
-    found = np.empty(n, dtype=np.int64)
+    found = np.empty(n, dtype=_ENTRY)
 
     def join(lo: int) -> None:
         """Rows ``lo`` to ``lo + _JOIN_BLOCK``: the probes' temporaries stay in cache."""
@@ -266,7 +305,7 @@ def start_join(qrels: Qrels, run: Run, pool: TaskPool | None = None) -> Callable
 
     blocks = in_order(pool, [partial(join, lo) for lo in range(0, n, _JOIN_BLOCK)])  # submitted now, with a pool
 
-    def wait() -> IntArray:
+    def wait() -> IndexArray:
         for _ in blocks:
             pass
         return found
@@ -275,6 +314,9 @@ def start_join(qrels: Qrels, run: Run, pool: TaskPool | None = None) -> Callable
 
 
 _JOIN_BLOCK = 1 << 16  # run rows probed at once in the join: the probes' temporaries stay in cache
+#: each run row's entry in the qrels (an index: judgments number fewer than 2**31); half of int64's memory on runs
+#: of millions of rows
+_ENTRY = np.int32
 
 
 def _select_segments(values: IntArray, offsets: IntArray, pick: IntArray) -> tuple[IntArray, IntArray]:
@@ -296,8 +338,10 @@ def _heads(offsets: IntArray, depth: int) -> IntArray:
     return expand_ranges(starts, starts + np.minimum(np.diff(offsets), depth))
 
 
-def _segment_ids(offsets: IntArray) -> IntArray:
-    return np.repeat(np.arange(offsets.size - 1, dtype=np.int64), np.diff(offsets))
+def _segment_ids(offsets: IntArray) -> IndexArray:
+    """Each element's segment number (int32 where segments number fewer than 2**31: an index, half the memory)."""
+    kind = np.int32 if offsets.size < 2**31 else np.int64
+    return np.repeat(np.arange(offsets.size - 1, dtype=kind), np.diff(offsets))
 
 
 def _positions(offsets: IntArray) -> IntArray:

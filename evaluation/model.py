@@ -16,6 +16,9 @@ import numpy as np
 import numpy.typing as npt
 
 IntArray = npt.NDArray[np.int64]
+#: row, topic or entry numbers used as indices: int32 where they fit (half the memory of int64 on runs of millions
+#: of rows), int64 otherwise
+IndexArray = npt.NDArray[np.signedinteger[Any]]
 
 #: key in ``Run.derived``: the readers' hashes of the (read-only) docnos, reused by the join with the qrels
 DOCNO_HASHES = "docno_hashes"

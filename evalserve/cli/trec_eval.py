@@ -10,6 +10,7 @@ wrong instead (same exit code where trec_eval has one).
 from __future__ import annotations
 
 import getopt
+import os
 import sys
 from typing import Any
 
@@ -91,9 +92,12 @@ def _evaluate(flags: list[tuple[str, str]], qrels_path: str, run_path: str) -> i
         c_atol,
         evaluate,
         last_run_tag,
+        last_run_tag_of_file,
         read_zscores,
     )
-    from evaluation.formats.source import Blob
+    from evaluation.file_digest import NoDigest
+    from evaluation.formats.source import Blob, DecodeLimits
+    from evaluation.formats.trec_run import RunFile
     from evaluation.pipeline import load_inputs
     from evaluation.problems import InputError
 
@@ -128,16 +132,21 @@ def _evaluate(flags: list[tuple[str, str]], qrels_path: str, run_path: str) -> i
             return _refuse(f"-T {value}: evalserve trec_eval reads trec_results runs only", 2)
         elif key == "Z":
             zscores_path = value
-    qrels_blob, run_blob = open_input(qrels_path), open_input(run_path)
+    runid = last_run_tag_of_file(run_path) if run_path != "-" and os.path.isfile(run_path) else None
+    # a plain run file is read in bounded memory and not hashed (trec_eval prints no digest); anything else whole
+    run_source = RunFile(run_path, limits=DecodeLimits.from_env(), digest=NoDigest()) if runid is not None \
+        else open_input(run_path)
+    if runid is None:
+        runid = last_run_tag(run_source.data) if isinstance(run_source, Blob) else ""
     try:
-        inputs = load_inputs(qrels_blob, [run_blob], qrels_format="trec", run_format="trec")
+        # (the judgments' bytes are opened by the reader, and let go once read)
+        inputs = load_inputs(lambda: open_input(qrels_path), [run_source], qrels_format="trec", run_format="trec")
     except InputError as exc:
         for problem in exc.problems:
             print(problem, file=sys.stderr)
         if exc.omitted:
             print(f"... and {exc.omitted} more errors", file=sys.stderr)
         return 2
-    runid = last_run_tag(run_blob.data) if isinstance(run_blob, Blob) else ""
     try:
         zscores = None
         if zscores_path is not None:

@@ -20,6 +20,7 @@ from typing import Literal
 import numpy as np
 
 from evaluation.drop_in._common import c_fixed
+from evaluation.formats.source import GZIP_MAGIC
 from evaluation.measures.adhoc._shared import REL
 from evaluation.measures.adhoc.iprec import c_lround
 from evaluation.measures.base import Measure
@@ -626,15 +627,45 @@ def _line(label: str, topic: str, value: float, how: str) -> str:
 def last_run_tag(data: bytes) -> str:
     """The run tag trec_eval prints as ``runid``: the sixth field of the file's last line that is neither blank
     nor a ``#`` comment (trec_eval keeps the last line's, whatever the others say)."""
+    return _last_tag(data, whole=True) or ""
+
+
+def last_run_tag_of_file(path: str) -> str | None:
+    """``last_run_tag`` of a plain file, read from its end (a few kilobytes, not the whole run); None when the file
+    cannot be read so (a gzip file, a pipe, an error): then the caller reads it whole."""
+    try:
+        with open(path, "rb") as f:
+            if f.read(2) == GZIP_MAGIC:
+                return None
+            size = f.seek(0, 2)
+            block = 1 << 14
+            while True:
+                start = max(0, size - block)
+                f.seek(start)
+                tag = _last_tag(f.read(size - start), whole=start == 0)
+                if tag is not None or start == 0:
+                    return tag or ""
+                block *= 4
+    except OSError:
+        return None
+
+
+def _last_tag(data: bytes, whole: bool) -> str | None:
+    """The tag of ``data``'s last line that is neither blank nor a comment; None when there is none (``whole``:
+    ``data`` is the whole file; else its first line may be cut, and is not read)."""
+    floor = 0 if whole else data.find(b"\n") + 1
+    if not whole and floor == 0:
+        return None
     end = len(data)
-    while end > 0:
+    while end > floor:
         start = data.rfind(b"\n", 0, end - 1) + 1 if data[end - 1:end] == b"\n" else data.rfind(b"\n", 0, end) + 1
+        start = max(start, floor)
         line = data[start:end].strip()
         end = start
         if line and not line.startswith(b"#"):
             fields = line.split()
             return fields[5].decode("utf-8", "replace") if len(fields) > 5 else ""
-    return ""
+    return None
 
 
 def expand_request(text: str) -> list[str]:

@@ -342,6 +342,23 @@ def test_run_from_standard_input(oracles: Oracles, fixtures: Path) -> None:
     assert comparable(mine.stdout.decode()) == comparable(real.stdout.decode())
 
 
+def test_runid_is_read_from_the_end_of_a_long_run(oracles: Oracles, fixtures: Path, tmp_path: Path) -> None:
+    """A plain run file is read in bounded memory and its ``runid`` from its last lines only: the last line's tag,
+    as trec_eval prints it, with 20 kB of trailing blank lines (longer than the first block read from the end); a
+    gzip copy (which trec_eval cannot read) gives the same output as the plain file."""
+    lines = (fixtures / "results.test").read_text().splitlines()
+    retagged = [" ".join([*line.split()[:5], f"tag{i // 500}"]) for i, line in enumerate(lines)]
+    plain = tmp_path / "run.txt"
+    plain.write_text("\n".join(retagged) + "\n" * 20_000 + "   \n")
+    qrels = str(fixtures / "qrels.test")
+    for flags in (["-m", "runid"], ["-m", "runid", "-m", "num_q", "-m", "map", "-q"]):
+        out = assert_same(oracles.trec_eval, [*flags, qrels, str(plain)])
+        assert f"runid                 \tall\t{retagged[-1].split()[5]}\n" in out
+        packed = tmp_path / "run.txt.gz"
+        packed.write_bytes(gzip.compress(plain.read_bytes()))
+        assert ours([*flags, qrels, str(packed)])[0] == out
+
+
 def test_where_trec_eval_fails_it_says_why(oracles: Oracles, tmp_path: Path) -> None:
     """A topic judged only negatively (trec_eval stops, exit 4): scored, with a note; a document judged on two
     qrels lines (trec_eval: "duplicate docs", exit 4): refused, naming it."""
