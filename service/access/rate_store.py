@@ -41,7 +41,7 @@ class SQLiteStorage(Storage):
     """Fixed-window counters in a SQLite file (``limits.storage.Storage``; used by ``FixedWindowRateLimiter``).
     Connections are opened per operation: safe under threads, greenlets and forks alike."""
 
-    STORAGE_SCHEME = [SCHEME]
+    STORAGE_SCHEME = [SCHEME]  # noqa: RUF012 -- the limits registry reads this list (its base declares it so)
 
     def __init__(self, uri: str | None = None, wrap_exceptions: bool = False, **options: float | str | bool) -> None:
         super().__init__(uri, wrap_exceptions=wrap_exceptions, **options)

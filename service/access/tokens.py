@@ -3,8 +3,9 @@ them, Flask-free (the CLI and the web layer both call these).
 
 A token reads ``es_<id>_<secret>``; the id finds the row, the secret's hash must match. A token belongs to a user
 (``users``), whose budget -- rate limits, quotas -- all their tokens share; by default each new token gets a new
-user of its own, or it is given to an existing user. Every resource has an owner token; a token sees its own runs and jobs (admin sees all). Collections are readable by every token, except
-hidden ones (a shared task's judgments), which only their owner and admins see.
+user of its own, or it is given to an existing user. Every resource has an owner token; a token sees its own runs
+and jobs (admin sees all). Collections are readable by every token, except hidden ones (a shared task's
+judgments), which only their owner and admins see.
 """
 
 from __future__ import annotations
