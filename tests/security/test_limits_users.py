@@ -267,3 +267,52 @@ def test_existing_tokens_migrate_to_one_user_each(backend: str, tmp_path: Path) 
 def _sqlite(tmp_path: Path) -> Iterator[str]:
     yield f"sqlite:///{tmp_path / 'migrated.db'}"
 
+
+
+def _count_in_process(path: str, times: int) -> list[int]:
+    from evalserve.service.access.rate_store import SQLiteStorage
+
+    storage = SQLiteStorage(f"evalserve+sqlite://{path}")
+    return [storage.incr("user:x", 60) for _ in range(times)]
+
+
+def test_the_sqlite_counters_lose_no_hit_between_processes(tmp_path: Path) -> None:
+    """Four processes counting one key 250 times each: every value from 1 to 1000 is handed out exactly once."""
+    import multiprocessing
+
+    path = str(tmp_path / "ratelimits.db")
+    with multiprocessing.get_context("spawn").Pool(4) as pool:
+        values = [v for part in pool.starmap(_count_in_process, [(path, 250)] * 4) for v in part]
+    assert sorted(values) == list(range(1, 1001))
+    assert (tmp_path / "ratelimits.db").stat().st_mode & 0o077 == 0, "private to the service's user"
+
+
+def test_an_unwritable_counter_file_fails_closed_for_registrations_and_uploads(
+        tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    """The default storage's failure (here: a file that cannot be created) is handled like Redis's."""
+    import io
+    import logging
+
+    from tests.service.test_api import RUN, Api, _is_problem
+
+    blocked = tmp_path / "not-a-dir"
+    blocked.write_text("")
+    api = Api(tmp_path / "data", EVALSERVE_RATE_LIMIT_STORAGE=f"evalserve+sqlite://{blocked}/ratelimits.db")
+    collection = api.collection("admin")  # admins are never counted
+    task = api.call("POST", "/v1/tasks", "admin", json={"name": "t", "collection": collection, "measures": ["AP"],
+                                                        "registration": "code", "registration_code": "s3cret-code"})
+    with caplog.at_level(logging.WARNING, logger="evalserve.service.access.rate_limits"):
+        r = api.call("POST", f"/v1/tasks/{task.json['id']}/participants", "bob",
+                     json={"team": "b", "code": "s3cret-code"})
+        assert "cannot be checked" in _is_problem(r, 503, "rate-limits-unavailable")["detail"]
+        assert int(r.headers["Retry-After"]) == 30
+        _is_problem(api.call("POST", f"/v1/runs?collection={collection}", "bob",
+                             data={"run": (io.BytesIO(RUN), "a.run")}), 503, "rate-limits-unavailable")
+        assert api.call("GET", "/v1/runs", "bob").status_code == 200
+    decisions = [r.getMessage() for r in caplog.records if "rate limits unchecked" in r.getMessage()]
+    assert len(decisions) == 3 and "unavailable: FileExistsError" in decisions[0], decisions
+    health = api.client.get("/health").json
+    assert health is not None and health["status"] == "degraded" and health["rate_limits"]["refused_unchecked"] == 2
+    assert health["rate_limits"]["passed_unchecked"] == 1
+    assert api.call("GET", f"/v1/tasks/{task.json['id']}/participants", "admin").json == []
+    api.app.extensions["evalserve"].db.dispose()
