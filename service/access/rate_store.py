@@ -10,8 +10,11 @@ created 0600 and needs no durability (WAL, ``synchronous=OFF``: a crash may forg
 from __future__ import annotations
 
 import os
+import queue
 import sqlite3
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from urllib.parse import unquote, urlparse
 
@@ -39,7 +42,8 @@ def path_of(uri: str) -> Path:
 
 class SQLiteStorage(Storage):
     """Fixed-window counters in a SQLite file (``limits.storage.Storage``; used by ``FixedWindowRateLimiter``).
-    Connections are opened per operation: safe under threads, greenlets and forks alike."""
+    Connections are pooled per process (one per concurrent operation, never shared by two at once; a forked child
+    opens its own), so a hit costs one statement, not a connection."""
 
     STORAGE_SCHEME = [SCHEME]  # noqa: RUF012 -- the limits registry reads this list (its base declares it so)
 
@@ -49,16 +53,18 @@ class SQLiteStorage(Storage):
         self.timeout = float(options.get("timeout", 5.0))
         self._hits = 0
         self._ready = False
+        self._pool: queue.SimpleQueue[sqlite3.Connection] = queue.SimpleQueue()
+        self._pid = os.getpid()
 
     @property
     def base_exceptions(self) -> type[Exception] | tuple[type[Exception], ...]:
         return (sqlite3.Error, OSError)
 
-    def _connect(self) -> sqlite3.Connection:
+    def _open(self) -> sqlite3.Connection:
         if not self._ready:
             self.path.parent.mkdir(parents=True, mode=0o700, exist_ok=True)
             os.close(os.open(self.path, os.O_WRONLY | os.O_CREAT, FILE_MODE))  # private before SQLite opens it
-        connection = sqlite3.connect(self.path, timeout=self.timeout, isolation_level=None)
+        connection = sqlite3.connect(self.path, timeout=self.timeout, isolation_level=None, check_same_thread=False)
         if not self._ready:
             connection.execute("PRAGMA journal_mode=WAL")
             connection.execute(_SCHEMA)
@@ -66,28 +72,38 @@ class SQLiteStorage(Storage):
         connection.execute("PRAGMA synchronous=OFF")
         return connection
 
+    @contextmanager
+    def _connection(self) -> Iterator[sqlite3.Connection]:
+        """A connection of this process's pool for one operation; one that failed is closed, not pooled."""
+        if os.getpid() != self._pid:  # a forked child: the parent's connections are not ours to use
+            self._pool, self._pid = queue.SimpleQueue(), os.getpid()
+        try:
+            connection = self._pool.get_nowait()
+        except queue.Empty:
+            connection = self._open()
+        try:
+            yield connection
+        except BaseException:
+            connection.close()
+            raise
+        self._pool.put(connection)
+
     def incr(self, key: str, expiry: int, amount: int = 1) -> int:
         """Add ``amount`` to the counter and return its new value; a counter whose window has ended starts again
         at ``amount`` with a window of ``expiry`` seconds from now."""
         now = time.time()
-        connection = self._connect()
-        try:
+        with self._connection() as connection:
             value = connection.execute(_INCR, {"key": key, "amount": amount, "expiry": now + expiry,
                                                "now": now}).fetchone()[0]
             self._hits += 1
             if self._hits % SWEEP_EVERY == 0:
                 connection.execute("DELETE FROM counters WHERE expiry <= ?", (now,))
             return int(value)
-        finally:
-            connection.close()
 
     def _row(self, key: str) -> tuple[int, float] | None:
-        connection = self._connect()
-        try:
+        with self._connection() as connection:
             row = connection.execute("SELECT value, expiry FROM counters WHERE key = ? AND expiry > ?",
                                      (key, time.time())).fetchone()
-        finally:
-            connection.close()
         return (int(row[0]), float(row[1])) if row else None
 
     def get(self, key: str) -> int:
@@ -101,24 +117,15 @@ class SQLiteStorage(Storage):
 
     def check(self) -> bool:
         """Can the file be written? (``/health``)"""
-        connection = self._connect()
-        try:
+        with self._connection() as connection:
             connection.execute("BEGIN IMMEDIATE")
             connection.execute("ROLLBACK")
             return True
-        finally:
-            connection.close()
 
     def reset(self) -> int | None:
-        connection = self._connect()
-        try:
+        with self._connection() as connection:
             return int(connection.execute("DELETE FROM counters").rowcount)
-        finally:
-            connection.close()
 
     def clear(self, key: str) -> None:
-        connection = self._connect()
-        try:
+        with self._connection() as connection:
             connection.execute("DELETE FROM counters WHERE key = ?", (key,))
-        finally:
-            connection.close()
