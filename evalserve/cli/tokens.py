@@ -1,6 +1,7 @@
-"""``evalserve tokens create|list|revoke``: API tokens, managed directly in the configured database. stdout
-carries only what a script captures (``TOKEN=$(evalserve tokens create --name ci)``); notices and errors go to
-stderr."""
+"""``evalserve tokens create|list|revoke``: API tokens, managed directly in the configured database. Each token
+belongs to a user, whose rate limits and quotas all their tokens share: ``create`` makes a new user per token unless
+``--user`` gives an existing one. stdout carries only what a script captures
+(``TOKEN=$(evalserve tokens create --name ci)``); notices and errors go to stderr."""
 
 from __future__ import annotations
 
@@ -19,8 +20,12 @@ def register(sub: Any) -> None:
     create.add_argument("--name", required=True, help="who or what the token is for")
     create.add_argument("--scopes", default="read,submit", help="comma-separated: read, submit, admin"
                         " (default read,submit)")
+    owner = create.add_mutually_exclusive_group()
+    owner.add_argument("--user", metavar="USER_ID", help="give the token to this existing user (`tokens list`"
+                       " shows each token's user): it shares their rate limits and quotas")
+    owner.add_argument("--user-name", help="name the new user the token gets (default: the token's name)")
     create.set_defaults(handler=_create)
-    listing = actions.add_parser("list", help="list tokens (ids, names, scopes; never secrets)")
+    listing = actions.add_parser("list", help="list tokens (ids, scopes, state, names, users; never secrets)")
     listing.set_defaults(handler=_list)
     revoke = actions.add_parser("revoke", help="revoke a token by id")
     revoke.add_argument("id")
@@ -57,12 +62,12 @@ def _create(args: argparse.Namespace) -> int:
     scopes = tuple(s.strip() for s in args.scopes.split(",") if s.strip())
     db, where, new = _open()
     try:
-        row, text = create_token(db, args.name, scopes)
+        row, text = create_token(db, args.name, scopes, user_id=args.user, user_name=args.user_name)
     except ValueError as exc:
         print(f"evalserve: {exc}", file=sys.stderr)
         return 2
     print(text, flush=True)
-    print(f"token id {row.id}, scopes {row.scopes}: store it now, it cannot be shown again\n"
+    print(f"token id {row.id}, scopes {row.scopes}, user {row.user_id}: store it now, it cannot be shown again\n"
           f"written to the database {where}", file=sys.stderr)
     if new:
         print(f"evalserve: warning: there was no evalserve database at {where}: this created a new, empty one. The"
@@ -78,7 +83,7 @@ def _list(args: argparse.Namespace) -> int:
 
     with _db().session() as s:
         for t in s.execute(select(Token).order_by(Token.created_at)).scalars():
-            print(f"{t.id}\t{t.scopes}\t{'revoked' if t.revoked_at else 'active'}\t{t.name}")
+            print(f"{t.id}\t{t.scopes}\t{'revoked' if t.revoked_at else 'active'}\t{t.name}\t{t.user_id}")
     return 0
 
 

@@ -1,6 +1,8 @@
 """Quotas per user, counted from the tables (no counters to drift): stored bytes (the distinct blobs of the runs and
-collections a token owns) and jobs (live ones, and those created today). Flask-free: views call ``check_storage``
-and ``check_jobs`` before anything is stored; over a quota is ``429 quota-exceeded`` with ``Retry-After``.
+collections the user's tokens own) and jobs (live ones, and those created today). Flask-free: views call
+``check_storage`` and ``check_jobs`` with the caller's token id before anything is stored; the quota is that of
+the token's user (``principal.budget_tokens``: every token of the user counts); over a quota is
+``429 quota-exceeded`` with ``Retry-After``.
 
 A check and the inserts it guards are one transaction (the request's unit of work), and the check first locks the
 user (``lock_owner``): concurrent requests of one user are serialised from the count to the commit, so two of them
@@ -15,6 +17,7 @@ from typing import Any
 from sqlalchemy import ColumnElement, and_, func, or_, select, union
 from sqlalchemy.orm import Session
 
+from evalserve.service.access.principal import budget_tokens
 from evalserve.service.core.config import Limits
 from evalserve.service.core.errors import ServiceError
 from evalserve.service.core.problem_codes import ProblemCode
@@ -29,6 +32,7 @@ from evalserve.service.store.models import (
     Submission,
     SubmissionEvaluation,
     Token,
+    User,
     utcnow,
 )
 
@@ -40,32 +44,36 @@ ACTIVE_JOBS_RETRY_SECONDS = 30
 
 
 def lock_owner(s: Session, owner_id: str) -> None:
-    """Hold the user's quotas until the session's transaction ends, before counting: on PostgreSQL a row lock on
-    the user's token (``SELECT ... FOR UPDATE``; other users are not held up), on SQLite the database's write
-    lock (``BEGIN IMMEDIATE``; SQLite has no row locks). Taking it again in the same transaction is free."""
+    """Hold the quotas of the user who owns the token ``owner_id`` until the session's transaction ends, before
+    counting: on PostgreSQL a row lock on the user (``SELECT ... FOR UPDATE``; other users are not held up, and two
+    tokens of one user wait for each other), on SQLite the database's write lock (``BEGIN IMMEDIATE``; SQLite has
+    no row locks). Taking it again in the same transaction is free."""
     if s.get_bind().dialect.name == "sqlite":
         take_write_lock(s)
     else:
-        s.execute(select(Token.id).where(Token.id == owner_id).with_for_update())
+        user = select(Token.user_id).where(Token.id == owner_id).scalar_subquery()
+        s.execute(select(User.id).where(User.id == user).with_for_update())
 
 
 def _owned_blobs(s: Session, owner_id: str) -> tuple[Any, set[str]]:
-    """The owner's blob hashes: a subquery (runs, judgments, intent weights) and the side inputs' (JSON) set."""
+    """The blob hashes of every token of the owner's user: a subquery (runs, judgments, intent weights) and the
+    side inputs' (JSON) set."""
+    tokens = budget_tokens(owner_id)
     shas = union(
-        select(RunRecord.sha256.label("sha")).where(RunRecord.owner_id == owner_id),
-        select(Collection.qrels_sha256.label("sha")).where(Collection.owner_id == owner_id),
-        select(Collection.intent_weights_sha256.label("sha")).where(Collection.owner_id == owner_id,
+        select(RunRecord.sha256.label("sha")).where(RunRecord.owner_id.in_(tokens)),
+        select(Collection.qrels_sha256.label("sha")).where(Collection.owner_id.in_(tokens)),
+        select(Collection.intent_weights_sha256.label("sha")).where(Collection.owner_id.in_(tokens),
                                                                     Collection.intent_weights_sha256.isnot(None)),
     ).subquery()
-    side = s.execute(select(Collection.side_inputs).where(Collection.owner_id == owner_id)).scalars()
+    side = s.execute(select(Collection.side_inputs).where(Collection.owner_id.in_(tokens))).scalars()
     extra = {item["sha256"] for inputs in side for item in (inputs or {}).values()
              if isinstance(item, dict) and item.get("sha256")}
     return shas, extra
 
 
 def stored_bytes(s: Session, owner_id: str) -> int:
-    """The size of the distinct blobs of the owner's runs and collections (judgments, intent weights, side
-    inputs); a file uploaded twice is stored, and counted, once."""
+    """The size of the distinct blobs of the runs and collections (judgments, intent weights, side inputs) of the
+    user who owns the token ``owner_id``; a file uploaded twice is stored, and counted, once."""
     shas, side = _owned_blobs(s, owner_id)
     total = s.execute(select(func.coalesce(func.sum(BlobRow.size), 0))
                       .where(BlobRow.sha256.in_(select(shas.c.sha)))).scalar() or 0
@@ -101,14 +109,15 @@ def check_storage(s: Session, limits: Limits, owner_id: str, files: list[bytes])
 
 
 def _jobs_of(owner_id: str) -> ColumnElement[bool]:
-    """The jobs a user's quota counts: their own (not a task's evaluation jobs, which the organiser owns) and
-    the evaluations of their task submissions."""
+    """The jobs a user's quota counts (over every token of the user who owns ``owner_id``): their own (not a
+    task's evaluation jobs, which the organiser owns) and the evaluations of their task submissions."""
+    tokens = budget_tokens(owner_id)
     task_jobs = select(SubmissionEvaluation.job_id)
     submitted = (select(SubmissionEvaluation.job_id)
                  .join(Submission, Submission.id == SubmissionEvaluation.submission_id)
                  .join(Participant, Participant.id == Submission.participant_id)
-                 .where(Participant.token_id == owner_id))
-    return or_(and_(Job.owner_id == owner_id, Job.id.not_in(task_jobs)), Job.id.in_(submitted))
+                 .where(Participant.token_id.in_(tokens)))
+    return or_(and_(Job.owner_id.in_(tokens), Job.id.not_in(task_jobs)), Job.id.in_(submitted))
 
 
 def check_jobs(s: Session, limits: Limits, owner_id: str, incoming: int = 1, now: datetime | None = None) -> None:

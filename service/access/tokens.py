@@ -1,9 +1,11 @@
 """Bearer API tokens with scopes (read, submit, admin), stored as SHA-256 hashes: creating, verifying and revoking
 them, Flask-free (the CLI and the web layer both call these).
 
-A token reads ``es_<id>_<secret>``; the id finds the row, the secret's hash must match. Every resource has an
-owner token; a token sees its own runs and jobs (admin sees all). Collections are readable by every token, except
-hidden ones (a shared task's judgments), which only their owner and admins see.
+A token reads ``es_<id>_<secret>``; the id finds the row, the secret's hash must match. A token belongs to a user
+(``users``), whose budget -- rate limits, quotas -- all their tokens share; by default each new token gets a new
+user of its own, or it is given to an existing user. Every resource has an owner token; a token sees its own runs
+and jobs (admin sees all). Collections are readable by every token, except hidden ones (a shared task's
+judgments), which only their owner and admins see.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from evalserve.service.store.db import Database
-from evalserve.service.store.models import Scope, Token, utcnow
+from evalserve.service.store.models import Scope, Token, User, new_id, utcnow
 
 SCOPES: tuple[str, ...] = tuple(scope.value for scope in Scope)
 
@@ -25,15 +27,25 @@ def _hash(secret: str) -> str:
     return hashlib.sha256(secret.encode()).hexdigest()
 
 
-def create_token(db: Database, name: str, scopes: tuple[str, ...]) -> tuple[Token, str]:
-    """A new token; the returned plain text is shown once and never stored."""
+def create_token(db: Database, name: str, scopes: tuple[str, ...], *, user_id: str | None = None,
+                 user_name: str | None = None) -> tuple[Token, str]:
+    """A new token; the returned plain text is shown once and never stored. It belongs to the user ``user_id``
+    (ValueError if there is none), else to a new user named ``user_name`` (default: the token's name)."""
     unknown = set(scopes) - set(SCOPES)
     if unknown:
         raise ValueError(f"unknown scope(s) {', '.join(sorted(unknown))}; choose from {', '.join(SCOPES)}")
     token_id = secrets.token_hex(8)
     secret = secrets.token_urlsafe(32)
-    row = Token(id=token_id, name=name, secret_hash=_hash(secret), scopes=" ".join(sorted(set(scopes))))
     with db.session() as s:
+        if user_id is None:
+            user = User(id=new_id("user"), name=user_name or name, created_at=utcnow())
+            s.add(user)
+            s.flush()
+            user_id = user.id
+        elif s.get(User, user_id) is None:
+            raise ValueError(f"no user {user_id} (`evalserve tokens list` shows each token's user)")
+        row = Token(id=token_id, user_id=user_id, name=name, secret_hash=_hash(secret),
+                    scopes=" ".join(sorted(set(scopes))))
         s.add(row)
     return row, f"es_{token_id}_{secret}"
 

@@ -26,13 +26,16 @@ def parse_networks(text: str) -> tuple[IPv4Network | IPv6Network, ...]:
 
 @dataclass(frozen=True)
 class Limits:
-    """Per-user limits of a public instance: request rates per token, storage and job quotas, and what one request
+    """Per-user limits of a public instance: request rates per user, storage and job quotas, and what one request
     may carry. A rate is a limits string ("1200/minute", "10/hour"; empty: off); a quota of 0 is off. Admin tokens
     are exempt from the rates and quotas (not from the per-request limits)."""
 
-    rate: str = "1200/minute"  # every request of a token (anonymous callers: per address); /health exempt
+    rate: str = "1200/minute"  # every request of a user (anonymous callers: per address); /health exempt
     upload_rate: str = "60/minute"  # POSTs that upload files or queue work
-    register_rate: str = "10/hour"  # registration attempts per token and task (guessing registration codes)
+    register_rate: str = "10/hour"  # registration attempts per user and task (guessing registration codes)
+    #: where the rate counters live (a ``limits`` storage URI); empty: Redis when the deployment has it, else a
+    #: SQLite file in the data directory shared by the machine's API processes (``access.rate_limits``)
+    storage: str = ""
     storage_bytes: int = 1024 * 1024 * 1024  # stored runs and collections per user (distinct blobs)
     active_jobs: int = 20  # queued + running jobs per user
     jobs_per_day: int = 1000  # jobs per user per UTC day
@@ -43,13 +46,15 @@ class Limits:
     @classmethod
     def from_env(cls, env: dict[str, str]) -> Limits:
         """``EVALSERVE_RATE_LIMIT`` (default 1200/minute), ``EVALSERVE_UPLOAD_RATE_LIMIT`` (60/minute),
-        ``EVALSERVE_REGISTER_RATE_LIMIT`` (10/hour), ``EVALSERVE_QUOTA_STORAGE_MB`` (1024),
+        ``EVALSERVE_REGISTER_RATE_LIMIT`` (10/hour), ``EVALSERVE_RATE_LIMIT_STORAGE`` (empty: ``REDIS_URL`` or
+        ``evalserve+sqlite:///DATA_DIR/ratelimits.db``), ``EVALSERVE_QUOTA_STORAGE_MB`` (1024),
         ``EVALSERVE_QUOTA_ACTIVE_JOBS`` (20), ``EVALSERVE_QUOTA_JOBS_PER_DAY`` (1000),
         ``EVALSERVE_MAX_RUNS_PER_REQUEST`` (100), ``EVALSERVE_MAX_FORM_PARTS`` (1000)."""
         return cls(
             rate=env.get("EVALSERVE_RATE_LIMIT", cls.rate).strip(),
             upload_rate=env.get("EVALSERVE_UPLOAD_RATE_LIMIT", cls.upload_rate).strip(),
             register_rate=env.get("EVALSERVE_REGISTER_RATE_LIMIT", cls.register_rate).strip(),
+            storage=env.get("EVALSERVE_RATE_LIMIT_STORAGE", cls.storage).strip(),
             storage_bytes=int(float(env.get("EVALSERVE_QUOTA_STORAGE_MB", "1024")) * 1024 * 1024),
             active_jobs=int(env.get("EVALSERVE_QUOTA_ACTIVE_JOBS", str(cls.active_jobs))),
             jobs_per_day=int(env.get("EVALSERVE_QUOTA_JOBS_PER_DAY", str(cls.jobs_per_day))),

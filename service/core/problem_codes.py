@@ -45,6 +45,8 @@ class ProblemCode(StrEnum):
     TOO_MANY_FILES = "too-many-files"  # 413: more run files, or multipart parts, than allowed in one request
     INVALID_VALUE = "invalid-value"  # 422: a value the database cannot hold (a NUL character, a too-long name)
     RATE_LIMITED = "rate-limited"  # 429: the caller made too many requests (Retry-After)
+    RATE_LIMITS_UNAVAILABLE = "rate-limits-unavailable"  # 503: an upload or registration attempt while the rate
+    # limits' storage is down: refused rather than let through unlimited (Retry-After)
     UNKNOWN_MEASURE = "unknown-measure"  # 404: GET /v1/measures/{name} with an unknown name
 
     # --- uploads and inputs (``inputs``, ``access``) -------------------------------------------------------------

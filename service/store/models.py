@@ -91,11 +91,22 @@ class BlobRow(Base):
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
 
 
+class User(Base):
+    """Someone who holds tokens: rate limits and quotas count per user, whichever of their tokens is used. Rows
+    stay owned by the token that made them (``owner_id``); a user is what several tokens share."""
+
+    __tablename__ = "users"
+    id: Mapped[str] = mapped_column(String(40), primary_key=True)
+    name: Mapped[str] = mapped_column(String(200))
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+
+
 class Token(Base):
-    """A bearer API token: only the SHA-256 of its secret is stored."""
+    """A bearer API token of a user: only the SHA-256 of its secret is stored."""
 
     __tablename__ = "tokens"
     id: Mapped[str] = mapped_column(String(40), primary_key=True)
+    user_id: Mapped[str] = mapped_column(ForeignKey("users.id"), index=True)
     name: Mapped[str] = mapped_column(String(200))
     secret_hash: Mapped[str] = mapped_column(String(64), unique=True)
     scopes: Mapped[str] = mapped_column(String(100))  # space-separated: read submit admin

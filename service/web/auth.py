@@ -9,6 +9,7 @@ from typing import Any, TypeVar
 
 from flask import g, request
 
+from evalserve.service.access.principal import budget_owner
 from evalserve.service.access.tokens import SCOPES, create_token, revoke, verify
 from evalserve.service.core.problem_codes import ProblemCode
 from evalserve.service.store.models import Scope, Token
@@ -57,10 +58,11 @@ def _verified_header() -> Token | None:
 
 
 def caller_key() -> str:
-    """Who a request counts against for rate limits: its valid token's id, else (anonymous, or an invalid token,
-    which gets a 401 anyway) the remote address."""
+    """Who a request counts against for rate limits: its valid token's user (``principal.budget_owner``: one budget
+    whichever of the user's tokens is used), else (anonymous, or an invalid token, which gets a 401 anyway) the
+    remote address."""
     token = _verified_header()
-    return f"token:{token.id}" if token is not None else f"addr:{request.remote_addr or '-'}"
+    return budget_owner(token) if token is not None else f"addr:{request.remote_addr or '-'}"
 
 
 def caller_is_admin() -> bool:

@@ -1,26 +1,20 @@
-"""Request rate limits per token (flask-limiter): every request, uploads, and registration attempts per task.
+"""Request rate limits per user (``access.rate_limits``) over HTTP: every request, uploads, and registration
+attempts per task, counted under the caller's user (``principal.budget_owner``; anonymous callers: their address).
 
-Counters live in Redis when the deployment has ``REDIS_URL`` (shared by every API process, under a key prefix of
-the deployment's queue name), else in each API process's memory (each process then counts on its own). A caller
-over a limit gets ``429 rate-limited`` problem+json with ``Retry-After``; admin tokens and ``/health`` are exempt.
-"""
+Counters are shared by every API process: in Redis when the deployment has ``REDIS_URL``, else in a SQLite file in
+the data directory. A caller over a limit gets ``429 rate-limited`` with ``Retry-After``; admin tokens and
+``/health`` are exempt. While the counters' storage is down, registration attempts and uploads get ``503
+rate-limits-unavailable`` with ``Retry-After`` and other requests pass, each decision logged and counted."""
 
 from __future__ import annotations
 
-import logging
-import time
-from collections.abc import Callable
+from flask import Flask, Response, current_app, request
 
-from flask import Flask, Response, request
-from flask_limiter import ApplicationLimit, Limiter
-from flask_limiter.errors import RateLimitExceeded
-
+from evalserve.service.access.rate_limits import RateLimits, Verdict
 from evalserve.service.core.config import Settings
 from evalserve.service.core.problem_codes import ProblemCode
 from evalserve.service.web.auth import caller_is_admin, caller_key
 from evalserve.service.web.problems import problem_response
-
-log = logging.getLogger(__name__)
 
 #: the POST endpoints that upload files or queue work (``EVALSERVE_UPLOAD_RATE_LIMIT``)
 UPLOAD_ENDPOINTS = frozenset({
@@ -29,54 +23,51 @@ UPLOAD_ENDPOINTS = frozenset({
 })
 REGISTER_ENDPOINT = "tasks.Participants"
 EXEMPT_ENDPOINTS = frozenset({"health.health"})
+WHAT = {"uploads": "uploads and queued work", "registrations": "registration attempts for this task"}
+EXTENSION = "evalserve.ratelimits"
 
 
-def _exempt() -> bool:
-    return request.endpoint in EXEMPT_ENDPOINTS or caller_is_admin()
+def _hits() -> list[tuple[str, str]]:
+    """The groups this request counts in, each with the key it counts under."""
+    key = caller_key()
+    hits = [("requests", key)]
+    if request.method == "POST" and request.endpoint in UPLOAD_ENDPOINTS:
+        hits.append(("uploads", key))
+    if request.method == "POST" and request.endpoint == REGISTER_ENDPOINT:  # per user and task
+        hits.append(("registrations", f"{key}:task:{(request.view_args or {}).get('task_id', '')}"))
+    return hits
 
 
-def _not_upload() -> bool:
-    return request.method != "POST" or request.endpoint not in UPLOAD_ENDPOINTS or _exempt()
-
-
-def _not_registration() -> bool:
-    return request.method != "POST" or request.endpoint != REGISTER_ENDPOINT or caller_is_admin()
-
-
-def _registration_key() -> str:
-    """Registration attempts count per caller and task: a wrong code cannot be guessed at request speed."""
-    return f"{caller_key()}:task:{(request.view_args or {}).get('task_id', '')}"
-
-
-def storage_uri(settings: Settings) -> str:
-    """Redis when the deployment has one (shared by every API process), else this process's memory."""
-    return "memory://" if settings.embedded_broker else settings.broker_url
-
-
-def install_rate_limits(app: Flask, settings: Settings) -> Limiter:
-    """Attach the deployment's request rate limits to ``app`` and answer a breach as 429 problem+json."""
-    limits = settings.limits
-    groups: list[str | Callable[[], str] | ApplicationLimit] = []
-    if limits.rate:
-        groups.append(ApplicationLimit(limits.rate, scope="requests", exempt_when=_exempt))
-    if limits.upload_rate:
-        groups.append(ApplicationLimit(limits.upload_rate, scope="uploads", exempt_when=_not_upload))
-    if limits.register_rate:
-        groups.append(ApplicationLimit(limits.register_rate, scope="registrations", exempt_when=_not_registration,
-                                       key_function=_registration_key))
-    limiter = Limiter(caller_key, application_limits=groups, storage_uri=storage_uri(settings),
-                      key_prefix=f"{settings.queue}:ratelimit", strategy="fixed-window", headers_enabled=False,
-                      swallow_errors=True, enabled=bool(groups))
-    limiter.init_app(app)
-
-    @app.errorhandler(RateLimitExceeded)
-    def _rate_limited(error: RateLimitExceeded) -> Response:
-        breached = limiter.current_limit
-        wait = max(1, int(breached.reset_at - time.time()) + 1) if breached is not None else 60
-        what = {"uploads": "uploads and queued work", "registrations": "registration attempts for this task"}.get(
-            str(error.limit.scope), "requests")
+def _limit(limits: RateLimits) -> Response | None:
+    if request.endpoint in EXEMPT_ENDPOINTS or caller_is_admin():
+        return None
+    hits = _hits()
+    decision = limits.check(hits, f"{request.method} {request.path} for {hits[0][1]}")
+    if decision.verdict is Verdict.LIMITED:
         return problem_response(429, ProblemCode.RATE_LIMITED,
-                                f"too many {what}: at most {error.limit.limit} per caller;"
-                                f" retry in {wait} s", headers={"Retry-After": str(wait)})
+                                f"too many {WHAT.get(decision.group, 'requests')}: at most {decision.limit} per"
+                                f" caller; retry in {decision.retry_after} s",
+                                headers={"Retry-After": str(decision.retry_after)})
+    if decision.verdict is Verdict.UNCHECKED_REFUSED:
+        return problem_response(503, ProblemCode.RATE_LIMITS_UNAVAILABLE,
+                                f"{WHAT[decision.group]} are refused for now: their rate limit cannot be checked"
+                                f" (the rate-limit storage is {decision.reason}), and they are not let through"
+                                f" unlimited; nothing was stored. Retry in {decision.retry_after} s",
+                                headers={"Retry-After": str(decision.retry_after)})
+    return None
 
-    return limiter
+
+def install_rate_limits(app: Flask, settings: Settings) -> RateLimits:
+    """Check the deployment's request rate limits before every request of ``app`` (before the other checks: a
+    caller over the limit costs little)."""
+    limits = RateLimits(settings)
+    app.extensions[EXTENSION] = limits
+    if limits.enabled:
+        app.before_request(lambda: _limit(limits))
+    return limits
+
+
+def rate_limits_status() -> dict[str, object] | None:
+    """The rate-limit storage's state and this process's unchecked decisions (``/health``); None when off."""
+    limits: RateLimits | None = current_app.extensions.get(EXTENSION)
+    return limits.status() if limits is not None and limits.enabled else None

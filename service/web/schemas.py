@@ -322,12 +322,24 @@ class HealthQueueSchema(ma.Schema):
         "description": "how long the oldest queued job has waited (null: none queued)"})
 
 
+class HealthRateLimitsSchema(ma.Schema):
+    storage = ma.fields.String(metadata={"description": "ok, or why the rate counters' storage cannot be reached"
+                                         " (then uploads and registration attempts get 503, other requests pass)"})
+    where = ma.fields.String(metadata={"description": "the storage: a Redis URL (no password) or the SQLite file"})
+    refused_unchecked = ma.fields.Integer(metadata={"description": "requests this API process refused because"
+                                                    " the storage was down (since it started)"})
+    passed_unchecked = ma.fields.Integer(metadata={"description": "requests this API process let through"
+                                                   " unchecked because the storage was down (since it started)"})
+
+
 class HealthSchema(ma.Schema):
     status = ma.fields.String(metadata={"description": "ok, or degraded: with HTTP 503 when the database or the"
-                                        " broker is down, with 200 when no worker is alive or the queue is stuck"})
+                                        " broker is down, with 200 when no worker is alive, the queue is stuck or"
+                                        " the rate limits' storage is down"})
     database = ma.fields.String()
     broker = ma.fields.String()
     version = ma.fields.String()
     workers = ma.fields.Nested(HealthWorkersSchema)
     queue = ma.fields.Nested(HealthQueueSchema)
+    rate_limits = ma.fields.Nested(HealthRateLimitsSchema)
     problems = ma.fields.List(ma.fields.String(), metadata={"description": "why the status is degraded"})

@@ -56,3 +56,23 @@ def test_create_says_which_database_it_wrote_to_and_warns_when_it_made_a_new_one
     assert main(["tokens", "create", "--name", "ben"]) == 0  # the database is there now: no warning
     err = capsys.readouterr().err
     assert f"written to the database {database}" in err and "warning" not in err
+
+
+def test_each_token_gets_a_new_user_unless_given_one(capsys: pytest.CaptureFixture[str]) -> None:
+    """A user's tokens share one budget: ``--user`` gives a token to an existing user, ``--user-name`` names the
+    new one (default: the token's name)."""
+    assert main(["tokens", "create", "--name", "ann laptop", "--user-name", "ann"]) == 0
+    err = capsys.readouterr().err
+    user = err.split("user ", 1)[1].split(":", 1)[0]
+    assert user.startswith("user_")
+    assert main(["tokens", "create", "--name", "ann ci", "--user", user]) == 0
+    assert f"user {user}:" in capsys.readouterr().err
+    assert main(["tokens", "create", "--name", "ben"]) == 0
+    capsys.readouterr()
+    assert main(["tokens", "list"]) == 0
+    rows = [line.split("\t") for line in capsys.readouterr().out.splitlines()]
+    users = {row[3]: row[4] for row in rows}
+    assert users["ann laptop"] == users["ann ci"] == user != users["ben"]
+    assert main(["tokens", "create", "--name", "x", "--user", "user_nobody"]) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and "no user user_nobody" in err
