@@ -1,17 +1,49 @@
 """The one check every upload route makes before it stores anything: single-valued fields given once, at most so
-many run files and measures per request, and the caller's storage and job quotas (admins exempt from quotas)."""
+many run files and measures per request, and the caller's storage and job quotas (admins exempt from quotas); and
+``in_flight``, the bound on uploads being validated at once (``inputs.inflight``), taken before the body is read."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+import functools
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any, TypeVar, cast
 
-from flask import request
+from flask import current_app, request
 
+from evalserve.service.access.principal import budget_owner
 from evalserve.service.access.quotas import check_jobs, check_storage
 from evalserve.service.core.problem_codes import ProblemCode
+from evalserve.service.inputs.inflight import UploadGate
 from evalserve.service.web.auth import current_token, sees_everything
 from evalserve.service.web.context import session, state
 from evalserve.service.web.problems import ApiProblem
+
+F = TypeVar("F", bound=Callable[..., Any])
+_GATE = "evalserve.uploads"  # the process's UploadGate in app.extensions
+
+
+def upload_gate() -> UploadGate:
+    """This API process's upload gate, made on first use (after gunicorn forked: each process has its own)."""
+    gate = current_app.extensions.get(_GATE)
+    if gate is None:
+        settings = state().settings
+        made = UploadGate.build(settings.uploads, settings.max_decompressed_bytes,
+                                None if settings.embedded_broker else settings.broker_url, settings.queue)
+        gate = current_app.extensions.setdefault(_GATE, made)
+    return cast(UploadGate, gate)
+
+
+def in_flight(view: F) -> F:
+    """Decorator, under ``require``: the request holds a reservation in the upload gate while the view reads and
+    validates its files (``503 uploads-busy`` with ``Retry-After`` at once when its declared size does not fit,
+    before the body is read), released however the view ends -- an answer, an error or a client gone."""
+
+    @functools.wraps(view)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        with upload_gate().reserve(request.content_length, budget_owner(current_token())):
+            return view(*args, **kwargs)
+
+    return cast(F, wrapper)
 
 
 def refuse_duplicate_fields(multi: Iterable[str] = ()) -> None:

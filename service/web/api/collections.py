@@ -21,7 +21,7 @@ from evalserve.service.web.schemas import (
     CollectionSchema,
     TopicsSchema,
 )
-from evalserve.service.web.upload_limits import check_upload
+from evalserve.service.web.upload_limits import check_upload, in_flight
 from evaluation.hierarchy.model import SIMS, TOPS, VARIANTS, WD_GAINS, WI_COUNTS, HierarchySettings
 from evaluation.side_registry import SIDE_KINDS
 
@@ -38,6 +38,7 @@ class Collections(MethodView):
         return stored_inputs.list_collections(session(), state(), current_token(), pagination_parameters)
 
     @require("submit")
+    @in_flight
     @idempotent
     @blp.arguments(CollectionFormSchema, location="form")
     @blp.arguments(CollectionFilesSchema, location="files")

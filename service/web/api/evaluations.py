@@ -24,7 +24,7 @@ from evalserve.service.web.schemas import (
     SubmissionFilesSchema,
     SubmissionFormSchema,
 )
-from evalserve.service.web.upload_limits import check_upload
+from evalserve.service.web.upload_limits import check_upload, in_flight
 
 blp = Blueprint("evaluations", __name__, url_prefix="/v1", description="Evaluation requests")
 OVER_LIMIT = {"schema": ProblemSchema, "content_type": PROBLEM_JSON,
@@ -59,6 +59,7 @@ def evaluate(body: dict[str, Any]) -> Any:
 
 @blp.route("/submissions", methods=["POST"])
 @require("submit")
+@in_flight
 @idempotent
 @blp.arguments(SubmissionFormSchema, location="form")
 @blp.arguments(SubmissionFilesSchema, location="files")

@@ -18,7 +18,7 @@ from evalserve.service.web.context import session, state
 from evalserve.service.web.idempotency import idempotent
 from evalserve.service.web.problems import PROBLEM_JSON, ApiProblem, ProblemSchema
 from evalserve.service.web.schemas import RunFilesSchema, RunFormSchema, RunSchema
-from evalserve.service.web.upload_limits import check_upload
+from evalserve.service.web.upload_limits import check_upload, in_flight
 
 blp = Blueprint("runs", __name__, url_prefix="/v1/runs", description="Runs")
 
@@ -49,6 +49,7 @@ class Runs(MethodView):
         return stored_inputs.list_runs(session(), state(), current_token(), pagination_parameters)
 
     @require("submit")
+    @in_flight
     @idempotent
     @raw_body_as_file
     @blp.arguments(RunFormSchema, location="query")

@@ -45,7 +45,7 @@ from evalserve.service.web.task_schemas import (
     TaskSubmissionFilesSchema,
     TaskSubmissionFormSchema,
 )
-from evalserve.service.web.upload_limits import check_upload
+from evalserve.service.web.upload_limits import check_upload, in_flight
 from evaluation.leaderboard import to_csv, to_latex
 from evaluation.result_formats import LEADERBOARD_FORMATS, ResultFormat
 from evaluation.side_registry import SIDE_KINDS
@@ -180,6 +180,7 @@ class Submissions(MethodView):
                                          pagination_parameters)
 
     @require("submit")
+    @in_flight
     @idempotent
     @blp.arguments(TaskSubmissionFormSchema, location="form")
     @blp.arguments(TaskSubmissionFilesSchema, location="files")
@@ -254,6 +255,7 @@ class Judgments(MethodView):
         return services.judgments_history(session(), state(), caller_or_none(), task_id)
 
     @require("submit")
+    @in_flight
     @idempotent
     @blp.arguments(JudgmentsFormSchema, location="form")
     @blp.arguments(CollectionFilesSchema, location="files")
