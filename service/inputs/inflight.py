@@ -165,9 +165,9 @@ class UploadGate:
         """Hold a reservation for one request whose body is ``declared`` bytes (None: unknown) for the block;
         released however the block ends. ServiceError 503 when it does not fit."""
         reservation = Reservation(self, uuid.uuid4().hex, owner, declared or 0)
-        reservation.set(self.estimate(declared))
         token = _CURRENT.set(reservation)
-        try:
+        try:  # a refusal by a later ledger must release what an earlier one took
+            reservation.set(self.estimate(declared))
             yield reservation
         finally:
             _CURRENT.reset(token)

@@ -95,3 +95,22 @@ def test_without_a_reservation_nothing_is_counted() -> None:
     data = _run(1000)
     [checked] = check_runs([("r.run.gz", data)], DecodeLimits())
     assert len(checked.run) == 1000
+
+
+class _Refusing:
+    """A second ledger (as the deployment's Redis one) that refuses everything."""
+
+    def take(self, key: str, amount: int, owner: str) -> None:
+        raise Busy("deployment")
+
+    def drop(self, key: str) -> None:
+        pass
+
+
+def test_a_refusal_by_the_deployment_ledger_releases_the_process_ledger() -> None:
+    gate, ledger = _gate()
+    gate.ledgers = (ledger, _Refusing())
+    with pytest.raises(ServiceError) as refused, gate.reserve(MIB, "u1"):
+        pass
+    assert refused.value.status == 503 and "service" in refused.value.detail
+    assert ledger.in_flight() == (0, 0)
