@@ -16,10 +16,14 @@ from evalserve.service.core.problem_codes import ProblemCode
 from evalserve.service.inputs.inflight import UploadGate
 from evalserve.service.web.auth import current_token, sees_everything
 from evalserve.service.web.context import session, state
-from evalserve.service.web.problems import ApiProblem
+from evalserve.service.web.problems import PROBLEM_JSON, ApiProblem, ProblemSchema
 
 F = TypeVar("F", bound=Callable[..., Any])
 _GATE = "evalserve.uploads"  # the process's UploadGate in app.extensions
+#: the OpenAPI response of a route under ``in_flight``
+UPLOADS_BUSY = {"schema": ProblemSchema, "content_type": PROBLEM_JSON,
+                "description": "the uploads being validated fill the server's memory budget (uploads-busy), with"
+                               " Retry-After; nothing is stored"}
 
 
 def upload_gate() -> UploadGate:
