@@ -16,7 +16,7 @@ import logging
 import threading
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -169,6 +169,7 @@ class UploadGate:
         try:  # a refusal by a later ledger must release what an earlier one took
             reservation.set(self.estimate(declared))
             yield reservation
+            before_store()  # checks the block deferred but did not reach (it stored nothing through ``inputs``)
         finally:
             _CURRENT.reset(token)
             reservation.release()
@@ -206,6 +207,7 @@ class Reservation:
     body: int
     amount: int = 0
     inflated: int = 0  # files finished
+    deferred: list[Callable[[], None]] = field(default_factory=list)  # checks to make just before storing
     _held: list[Ledger] = field(default_factory=list)
 
     def set(self, amount: int) -> None:
@@ -270,3 +272,21 @@ def progress(total: int) -> None:
 def charging() -> bool:
     """Whether a request's reservation is being charged (else counting what a file inflates to is not needed)."""
     return _CURRENT.get() is not None
+
+
+def defer_until_store(check: Callable[[], None]) -> bool:
+    """Run ``check`` just before the request stores its first file (``before_store``) rather than now, when a
+    reservation is held: a quota check takes the caller's lock (on SQLite the database's write lock), which must
+    not be held while files are validated. False (nothing deferred) outside a reservation: run it now."""
+    reservation = _CURRENT.get()
+    if reservation is None:
+        return False
+    reservation.deferred.append(check)
+    return True
+
+
+def before_store() -> None:
+    """The request is about to store what it validated: make the checks deferred until now, in order, once."""
+    reservation = _CURRENT.get()
+    while reservation is not None and reservation.deferred:
+        reservation.deferred.pop(0)()

@@ -14,7 +14,7 @@ from sqlalchemy.orm import Session
 from evalserve.service.core.errors import ServiceError
 from evalserve.service.core.problem_codes import ProblemCode
 from evalserve.service.core.state import ServiceState
-from evalserve.service.inputs.inflight import charging, one_file, progress
+from evalserve.service.inputs.inflight import before_store, charging, one_file, progress
 from evalserve.service.inputs.streamed_runs import STREAM_FROM_BYTES, parse_streamed
 from evalserve.service.store.models import Collection, RunRecord, new_id
 from evalserve.service.store.storage import HasStores
@@ -111,6 +111,7 @@ def create_collection(s: Session, st: HasStores, owner_id: str, form: dict[str, 
         parsed = side_reader(kind)(to_blob(data, filename, limits))
         _checked(parsed, filename)
         warnings += [p.as_dict() for p in parsed.warnings]
+    before_store()  # the quota checks deferred while the files were validated
     side_inputs = {kind: {"filename": filename, "sha256": st.blobs.put(s, data)}
                    for kind, (filename, data) in (side or {}).items()}
     qrels_sha = st.blobs.put(s, qrels[1])
@@ -194,7 +195,8 @@ def _check_run(filename: str, data: bytes, limits: DecodeLimits, run_format: str
 
 
 def store_run(s: Session, st: ServiceState, owner_id: str, collection_id: str, checked: CheckedRun) -> RunRecord:
-    """Add a validated run to the session (the caller commits)."""
+    """Add a validated run to the session (the caller commits), after the request's deferred quota checks."""
+    before_store()
     row = RunRecord(id=new_id("run"), owner_id=owner_id, collection_id=collection_id, name=checked.run.name,
                     filename=checked.filename, sha256=st.blobs.put(s, checked.data), n_topics=len(checked.run.topics),
                     n_rows=len(checked.run), warnings=checked.warnings, run_format=checked.run_format)

@@ -13,7 +13,7 @@ from flask import current_app, request
 from evalserve.service.access.principal import budget_owner
 from evalserve.service.access.quotas import check_jobs, check_storage
 from evalserve.service.core.problem_codes import ProblemCode
-from evalserve.service.inputs.inflight import UploadGate
+from evalserve.service.inputs.inflight import UploadGate, defer_until_store
 from evalserve.service.web.auth import current_token, sees_everything
 from evalserve.service.web.context import session, state
 from evalserve.service.web.problems import PROBLEM_JSON, ApiProblem, ProblemSchema
@@ -67,7 +67,8 @@ def check_upload(*, files: int = 0, measures: int = 0, stored: Sequence[bytes] =
                  multi: Iterable[str] = ()) -> None:
     """Refuse a request that carries too much (413 ``too-many-files``, 422 for too many measures) or would take
     the caller over a quota (429 ``quota-exceeded`` with ``Retry-After``): ``files`` run files, ``measures``
-    measure names, ``stored`` the files to store, ``jobs`` jobs to queue."""
+    measure names, ``stored`` the files to store, ``jobs`` jobs to queue. Under ``in_flight`` the quotas are
+    checked once the files are validated, just before they are stored (their lock is not held meanwhile)."""
     refuse_duplicate_fields(multi)
     st = state()
     limits = st.settings.limits
@@ -85,7 +86,13 @@ def check_upload(*, files: int = 0, measures: int = 0, stored: Sequence[bytes] =
     if sees_everything() or not (stored or jobs):
         return
     owner = current_token().id  # counted in the request's transaction, which the inserts they guard are in too
-    if stored:
-        check_storage(session(), limits, owner, list(stored))
-    if jobs:
-        check_jobs(session(), limits, owner, jobs)
+    to_store = list(stored)
+
+    def quotas() -> None:
+        if to_store:
+            check_storage(session(), limits, owner, to_store)
+        if jobs:
+            check_jobs(session(), limits, owner, jobs)
+
+    if not defer_until_store(quotas):  # under ``in_flight``: once the files are valid, just before they are stored
+        quotas()

@@ -114,3 +114,23 @@ def test_a_refusal_by_the_deployment_ledger_releases_the_process_ledger() -> Non
         pass
     assert refused.value.status == 503 and "service" in refused.value.detail
     assert ledger.in_flight() == (0, 0)
+
+
+def test_quota_checks_wait_until_the_files_are_valid() -> None:
+    """Under a reservation a quota check (which takes the caller's lock: on SQLite the database's write lock) is
+    made once, just before the first file is stored, not while the files are validated; outside one, at once."""
+    from evalserve.service.inputs.inflight import before_store, defer_until_store
+
+    made: list[str] = []
+    assert not defer_until_store(lambda: made.append("now"))
+    gate, _ = _gate()
+    with gate.reserve(MIB, "u1"):
+        assert defer_until_store(lambda: made.append("deferred"))
+        check_runs([("r.run.gz", _run(1000))], DecodeLimits())
+        assert made == []
+        before_store()
+        before_store()
+        assert made == ["deferred"]
+    with gate.reserve(MIB, "u1"):  # a block that never stored: checked when it ends, before the answer
+        defer_until_store(lambda: made.append("at the end"))
+    assert made == ["deferred", "at the end"]
