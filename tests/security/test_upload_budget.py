@@ -144,3 +144,31 @@ def test_a_client_that_hangs_up_mid_body_holds_no_reservation(stack: Any, runs: 
         whole = client.post(f"/v1/runs?collection={collection}&name={runs[0].name}", content=data,
                             headers={"Content-Type": "application/octet-stream"})
         assert whole.status_code == 201, whole.text[:500]  # a leaked reservation would make this one wait
+
+
+def test_the_refusal_comes_before_the_body_is_read(stack: Any, runs: list[Path]) -> None:
+    """While one large upload is validated, a second one that only sends its headers (its declared 5 MiB would
+    not fit) is answered 503 at once: the server decided without waiting for a byte of its body."""
+    service = stack("embedded", EVALSERVE_UPLOAD_BUDGET_MB=str(BUDGET_MB))
+    service.start_api(workers=1)
+    with service.client() as client:
+        collection = client.post("/v1/collections", data={"name": "c"},
+                                 files={"qrels": ("q.txt", b"0 0 d 1\n")}).json()["id"]
+    answers: list[tuple[Path, httpx.Response, float]] = []
+    big = threading.Thread(target=_post, args=(service, service.token, collection, runs[1], threading.Barrier(1),
+                                               answers))
+    big.start()
+    other = service.user_token("other")
+    time.sleep(1.0)  # its body (5 MiB) is sent in well under that; it is being validated
+    with socket.create_connection(("127.0.0.1", service.port), timeout=1.0) as sock:
+        began = time.monotonic()
+        sock.sendall((f"POST /v1/runs?collection={collection}&name=later.run.gz HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+                      f"Authorization: Bearer {other}\r\n"
+                      f"Content-Type: application/octet-stream\r\nContent-Length: {5 * MIB}\r\n\r\n").encode())
+        head = sock.recv(4096).decode(errors="replace")
+        took = time.monotonic() - began
+    big.join()
+    assert head.startswith("HTTP/1.1 503"), head
+    assert "Retry-After: " in head and "uploads-busy" in head, head
+    assert took < 1.0, f"answered after {took:.2f}s"
+    assert answers[0][1].status_code == 201, answers[0][1].text[:300]
