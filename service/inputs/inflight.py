@@ -290,3 +290,10 @@ def before_store() -> None:
     reservation = _CURRENT.get()
     while reservation is not None and reservation.deferred:
         reservation.deferred.pop(0)()
+
+
+def discard_deferred(check: Callable[[], None]) -> None:
+    """Forget ``check`` if it was deferred and not yet made (its request answered without storing)."""
+    reservation = _CURRENT.get()
+    if reservation is not None and check in reservation.deferred:
+        reservation.deferred.remove(check)

@@ -172,3 +172,42 @@ def test_the_refusal_comes_before_the_body_is_read(stack: Any, runs: list[Path])
     assert "Retry-After: " in head and "uploads-busy" in head, head
     assert took < 1.0, f"answered after {took:.2f}s"
     assert answers[0][1].status_code == 201, answers[0][1].text[:300]
+
+
+def test_retries_with_one_idempotency_key_store_one_upload(stack: Any) -> None:
+    """An upload reserves its Idempotency-Key once its files are valid (not while they are validated): two
+    concurrent retries of one submission make one job, the other replays it; a later retry replays too."""
+    service = stack("embedded")
+    service.start_api(workers=2)
+    with service.client() as client:
+        collection = client.post("/v1/collections", data={"name": "c"},
+                                 files={"qrels": ("q.txt", b"1 0 d1 1\n1 0 d2 0\n")}).json()["id"]
+    user = service.user_token("retrier")
+    run = b"".join(b"1 Q0 d%d %d %d.0 tag\n" % (i, i + 1, 1000 - i) for i in range(5000))
+    start, answers, lock = threading.Barrier(2), [], threading.Lock()
+    form = httpx.Request("POST", service.url, data={"collection": collection, "measures": "AP"},
+                         files={"run": ("r.run", run)})  # one multipart body (boundary included) for every retry
+    body, content_type = form.read(), form.headers["Content-Type"]
+
+    def post() -> None:
+        with httpx.Client(base_url=service.url, timeout=120,
+                          headers={"Authorization": f"Bearer {user}", "Idempotency-Key": "retry-1"}) as mine:
+            start.wait(timeout=60)
+            response = mine.post("/v1/submissions", content=body, headers={"Content-Type": content_type})
+        with lock:
+            answers.append(response)
+
+    threads = [threading.Thread(target=post) for _ in range(2)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=180)
+    assert [a.status_code for a in answers] == [202, 202], [(a.status_code, a.text[:300]) for a in answers]
+    assert len({a.json()["id"] for a in answers}) == 1, "both got the one job"
+    assert sum(a.headers.get("Idempotent-Replayed") == "true" for a in answers) == 1
+    with service.client(user) as mine:
+        again = mine.post("/v1/submissions", content=body,
+                          headers={"Idempotency-Key": "retry-1", "Content-Type": content_type})
+        assert again.status_code == 202 and again.headers["Idempotent-Replayed"] == "true"
+        assert again.json()["id"] == answers[0].json()["id"]
+        assert [r["name"] for r in mine.get("/v1/runs").json()] == ["r.run"], "one run stored"
