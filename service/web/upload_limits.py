@@ -44,7 +44,10 @@ def in_flight(view: F) -> F:
 
     @functools.wraps(view)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
-        with upload_gate().reserve(request.content_length, budget_owner(current_token())):
+        declared, largest = request.content_length, current_app.config.get("MAX_CONTENT_LENGTH")
+        if declared is not None and largest is not None and declared > largest:
+            return view(*args, **kwargs)  # refused as too large (413) before its body is read: nothing to hold
+        with upload_gate().reserve(declared, budget_owner(current_token())):
             return view(*args, **kwargs)
 
     return cast(F, wrapper)
