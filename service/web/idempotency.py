@@ -84,7 +84,7 @@ def idempotent(view: F) -> F:
     return wrapper  # type: ignore[return-value]
 
 
-class _Replayed(Exception):  # noqa: N818 -- not an error: the answer to replay
+class _Replayed(Exception):
     """The key was used before: answer with its record (raised from a reservation deferred into the view)."""
 
     def __init__(self, response: Response) -> None:
