@@ -6,7 +6,10 @@ total passes what is left. An upload alone in flight is never refused for the bu
 once it is alone), so what a process holds is at most ``max(budget, one upload)`` of inflated input.
 
 The reading code charges the request's reservation through ``progress`` without knowing about requests: the
-reservation being charged is a context variable set around the view (one per request thread)."""
+reservation being charged is a context variable set around the view (one per request thread). Checks that take
+a lock until the request commits (quotas, an idempotency key) are deferred under a reservation until just
+before the first file is stored (``defer_until_store``/``before_store``), so no lock is held while files are
+validated."""
 
 from __future__ import annotations
 
