@@ -64,6 +64,34 @@ class Limits:
 
 
 @dataclass(frozen=True)
+class UploadBudget:
+    """How many uploads an API process validates at once and how many bytes of inflated input they may hold
+    (``inputs.inflight``): over it, ``503 uploads-busy`` with ``Retry-After``, decided before the body is read
+    from its declared size where it can be. ``global_bytes`` is shared by every process through Redis (0: off)."""
+
+    process_bytes: int = 1024 * 1024 * 1024  # inflated input being validated in one API process
+    global_bytes: int = 4096 * 1024 * 1024  # ... in the whole deployment (with REDIS_URL only)
+    slots: int = 4  # uploads being validated at once in one API process
+    per_caller: int = 2  # ... of them from one caller (``access.principal.budget_owner``)
+    assumed_ratio: float = 20.0  # a body is assumed to inflate to this many times its size until it is read
+    retry_seconds: int = 10  # the Retry-After of a refusal
+
+    @classmethod
+    def from_env(cls, env: dict[str, str]) -> UploadBudget:
+        """``EVALSERVE_UPLOAD_BUDGET_MB`` (1024), ``EVALSERVE_UPLOAD_GLOBAL_BUDGET_MB`` (4096; 0: off),
+        ``EVALSERVE_UPLOADS_IN_FLIGHT`` (4), ``EVALSERVE_UPLOADS_IN_FLIGHT_PER_CALLER`` (2),
+        ``EVALSERVE_UPLOAD_ASSUMED_RATIO`` (20), ``EVALSERVE_UPLOAD_RETRY_SECONDS`` (10)."""
+        return cls(
+            process_bytes=int(float(env.get("EVALSERVE_UPLOAD_BUDGET_MB", "1024")) * 1024 * 1024),
+            global_bytes=int(float(env.get("EVALSERVE_UPLOAD_GLOBAL_BUDGET_MB", "4096")) * 1024 * 1024),
+            slots=int(env.get("EVALSERVE_UPLOADS_IN_FLIGHT", str(cls.slots))),
+            per_caller=int(env.get("EVALSERVE_UPLOADS_IN_FLIGHT_PER_CALLER", str(cls.per_caller))),
+            assumed_ratio=float(env.get("EVALSERVE_UPLOAD_ASSUMED_RATIO", str(cls.assumed_ratio))),
+            retry_seconds=int(env.get("EVALSERVE_UPLOAD_RETRY_SECONDS", str(cls.retry_seconds))),
+        )
+
+
+@dataclass(frozen=True)
 class Settings:
     """What a deployment is configured with; ``from_env`` documents each variable."""
 
@@ -85,6 +113,7 @@ class Settings:
     webhook_backoff_seconds: float = 30.0  # the wait after a delivery's first failed attempt; doubled each time
     webhook_timeout_seconds: float = 10.0  # one delivery attempt's connect/read/write timeout
     limits: Limits = field(default_factory=lambda: Limits())
+    uploads: UploadBudget = field(default_factory=lambda: UploadBudget())
     # networks webhooks may be sent to although they are not public (loopback, private...): empty by default
     webhook_allow_networks: tuple[IPv4Network | IPv6Network, ...] = ()
     max_webhooks_per_task: int = 20  # active webhooks of one task
@@ -129,7 +158,8 @@ class Settings:
         (default 5), ``EVALSERVE_HEALTH_WORKER_STALE_SECONDS`` (default 30), ``EVALSERVE_HEALTH_QUEUE_STALE_SECONDS``
         (default 300), ``EVALSERVE_SPLIT_RUNS`` (default 10: jobs of 20 runs or more are split over workers in parts of
         at least 10 runs; 0 never splits), ``EVALSERVE_SPLIT_MAX_PARTS`` (default 16), ``EVALSERVE_CATALOGUE_DIR``
-        (published judgment sets the admin route may load; default none); the per-user limits: ``Limits.from_env``."""
+        (published judgment sets the admin route may load; default none); the per-user limits: ``Limits.from_env``;
+        uploads in flight: ``UploadBudget.from_env``."""
         env = dict(os.environ if environ is None else environ)
         data_dir = Path(env.get("EVALSERVE_DATA_DIR") or default_data_dir()).expanduser()
         database_url = _normalise_database_url(env.get("DATABASE_URL") or f"sqlite:///{data_dir / 'evalserve.db'}")
@@ -156,6 +186,7 @@ class Settings:
             webhook_backoff_seconds=float(env.get("EVALSERVE_WEBHOOK_BACKOFF_SECONDS", "30")),
             webhook_timeout_seconds=float(env.get("EVALSERVE_WEBHOOK_TIMEOUT_SECONDS", "10")),
             limits=Limits.from_env(env),
+            uploads=UploadBudget.from_env(env),
             webhook_allow_networks=parse_networks(env.get("EVALSERVE_WEBHOOK_ALLOW_NETWORKS", "")),
             max_webhooks_per_task=int(env.get("EVALSERVE_MAX_WEBHOOKS_PER_TASK", "20")),
             webhook_ping_interval_seconds=float(env.get("EVALSERVE_WEBHOOK_PING_INTERVAL_SECONDS", "10")),

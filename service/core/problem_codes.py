@@ -55,6 +55,7 @@ class ProblemCode(StrEnum):
     INVALID_UPLOAD = "invalid-upload"  # 422: an uploaded file has errors (listed in problems); nothing was stored
     DUPLICATE_RUN_NAME = "duplicate-run-name"  # 422: two uploaded runs would have the same name
     QUOTA_EXCEEDED = "quota-exceeded"  # 429: a storage, active-jobs, jobs-per-day or task-phase quota is used up
+    UPLOADS_BUSY = "uploads-busy"  # 503: the uploads being validated fill the server's budget (Retry-After)
     UNKNOWN_CATALOGUE_KEY = "unknown-catalogue-key"  # 422: loading a published judgment set the catalogue lacks
     CATALOGUE_UNAVAILABLE = "catalogue-unavailable"  # 422: loading from the catalogue on a server without one
     MISSING_INPUTS = "missing-inputs"  # 422: a job request that lacks what it needs (stored side inputs, runs)

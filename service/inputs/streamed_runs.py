@@ -17,6 +17,7 @@ import tempfile
 import zlib
 from typing import BinaryIO
 
+from evalserve.service.inputs.inflight import progress
 from evaluation.formats import parse_run
 from evaluation.formats.source import GZIP_MAGIC, UTF8_BOM, DecodeLimits, _Meter, display_name
 from evaluation.model import Run
@@ -54,6 +55,7 @@ def _write_text(data: bytes, out: BinaryIO, limits: DecodeLimits) -> bool:
         if not meter.compressed:
             if data.startswith(UTF8_BOM):
                 return False
+            progress(len(data))
             for lo in range(0, len(data), _OUT_STEP):
                 meter.feed(data, lo, min(lo + _OUT_STEP, len(data)))
             meter.finish()
@@ -88,6 +90,7 @@ def _inflate_into(data: bytes, out: BinaryIO, meter: _Meter) -> bool:
             if meter.total == 0 and piece and UTF8_BOM.startswith(piece[:3]):
                 return False
             meter.feed(piece, 0, len(piece))
+            progress(meter.total)  # the request's budget: a 503 when this no longer fits
             out.write(piece)
     except zlib.error:
         return False

@@ -5,6 +5,7 @@ one with too long or too many lines, or binary (NUL bytes), a 422 -- found while
 
 from __future__ import annotations
 
+import zlib
 from dataclasses import dataclass
 from typing import Any
 
@@ -13,12 +14,13 @@ from sqlalchemy.orm import Session
 from evalserve.service.core.errors import ServiceError
 from evalserve.service.core.problem_codes import ProblemCode
 from evalserve.service.core.state import ServiceState
+from evalserve.service.inputs.inflight import before_store, charging, one_file, progress
 from evalserve.service.inputs.streamed_runs import STREAM_FROM_BYTES, parse_streamed
 from evalserve.service.store.models import Collection, RunRecord, new_id
 from evalserve.service.store.storage import HasStores
 from evaluation.formats import Blob, parse_intent_weights, parse_run
 from evaluation.formats.run_formats import RunFormat, parse_run_as, resolve_run_format, text_head
-from evaluation.formats.source import TOO_LARGE_CODES, DecodeLimits
+from evaluation.formats.source import GZIP_MAGIC, TOO_LARGE_CODES, DecodeLimits
 from evaluation.model import Run
 from evaluation.pipeline import parse_judgments
 from evaluation.problems import InputError, Parsed
@@ -28,15 +30,53 @@ from evaluation.side_registry import side_reader
 def to_blob(data: bytes, filename: str, limits: DecodeLimits) -> Blob:
     """Upload bytes as an engine input (gzip decompressed under ``limits``): a file too large once decompressed
     is a 413 problem (code ``decompressed-too-large``/``input-too-large``), any other decoding problem (corrupt
-    gzip, ``line-too-long``, ``too-many-lines``, ``binary-input``) a 422."""
+    gzip, ``line-too-long``, ``too-many-lines``, ``binary-input``) a 422. The request's upload budget is charged
+    with what it inflates to before it is inflated in memory (``inputs.inflight``)."""
     try:
-        return Blob.from_bytes(data, filename, limits)
+        with one_file():
+            if charging():
+                progress(inflated_size(data, limits) if data.startswith(GZIP_MAGIC) else len(data))
+            return Blob.from_bytes(data, filename, limits)
     except InputError as exc:
         big = next((p for p in exc.problems if p.code in TOO_LARGE_CODES), None)
         if big is not None:
             raise ServiceError(413, ProblemCode(big.code), f"{filename}: {big.message}; nothing was stored",
                              exc.as_dicts()) from None
         raise _refused(filename, exc.as_dicts(), exc.omitted) from None
+
+
+def inflated_size(data: bytes, limits: DecodeLimits) -> int:
+    """What gzip ``data`` inflates to (every member), counted in bounded steps and charged to the request's
+    budget as it grows; counting stops where the decoder will refuse it (past the cap or the line count, at a NUL
+    byte, at damage), so a bomb costs no more here than there."""
+    total, lines, pos, view = 0, 0, 0, memoryview(data)
+    inflate = zlib.decompressobj(wbits=31)
+    try:
+        while total <= limits.max_bytes and lines <= limits.max_lines:
+            if inflate.eof:
+                pos -= len(inflate.unused_data)
+                if pos >= len(data) or not data.startswith(GZIP_MAGIC, pos):
+                    break
+                inflate = zlib.decompressobj(wbits=31)
+            if inflate.unconsumed_tail:
+                chunk: bytes | memoryview = inflate.unconsumed_tail
+            elif pos < len(data):
+                chunk = view[pos:pos + _COUNT_IN]
+                pos += len(chunk)
+            else:
+                break
+            piece = inflate.decompress(chunk, _COUNT_OUT)
+            if b"\0" in piece:
+                break
+            total += len(piece)
+            lines += piece.count(b"\n")
+            progress(total)
+    except zlib.error:
+        pass
+    return total
+
+
+_COUNT_IN, _COUNT_OUT = 1 << 16, 1 << 20
 
 
 def _refused(filename: str, problems: list[dict[str, Any]], omitted: int = 0) -> ServiceError:
@@ -71,6 +111,7 @@ def create_collection(s: Session, st: HasStores, owner_id: str, form: dict[str, 
         parsed = side_reader(kind)(to_blob(data, filename, limits))
         _checked(parsed, filename)
         warnings += [p.as_dict() for p in parsed.warnings]
+    before_store()  # the quota checks deferred while the files were validated
     side_inputs = {kind: {"filename": filename, "sha256": st.blobs.put(s, data)}
                    for kind, (filename, data) in (side or {}).items()}
     qrels_sha = st.blobs.put(s, qrels[1])
@@ -117,23 +158,13 @@ def check_runs(files: list[tuple[str, bytes]], limits: DecodeLimits,
     problems: list[dict[str, Any]] = []
     refused: list[str] = []
     for filename, data in files:
-        fmt = resolve_run_format(run_format, text_head(data))
-        streamed = parse_streamed(data, filename, limits) if fmt == RunFormat.TREC and len(data) >= STREAM_FROM_BYTES \
-            else None
-        if streamed is not None:  # a large clean run, parsed from a file (no text copy in memory)
-            checked.append(CheckedRun(filename, data, streamed, []))
-            continue
-        try:
-            blob = to_blob(data, filename, limits)
-            parsed = parse_run(blob) if fmt == RunFormat.TREC else parse_run_as(blob, fmt)
-            run = _checked(parsed, filename)
-        except ServiceError as exc:
-            if exc.status == 413:
-                raise
+        with one_file():  # read once streamed and, if that declines, again as a Blob: counted once
+            checked_run = _check_run(filename, data, limits, run_format)
+        if isinstance(checked_run, ServiceError):
             refused.append(filename)
-            problems.extend(exc.problems)
-            continue
-        checked.append(CheckedRun(filename, data, run, [p.as_dict() for p in parsed.warnings], fmt))
+            problems.extend(checked_run.problems)
+        else:
+            checked.append(checked_run)
     if refused:
         raise ServiceError(422, ProblemCode.INVALID_UPLOAD, f"{len(refused)} of {len(files)} run file(s) have errors"
                          f" ({', '.join(refused[:5])}); nothing was stored", problems)
@@ -145,8 +176,27 @@ def check_runs(files: list[tuple[str, bytes]], limits: DecodeLimits,
     return checked
 
 
+def _check_run(filename: str, data: bytes, limits: DecodeLimits, run_format: str) -> CheckedRun | ServiceError:
+    """One run file checked: the run, or the 422 that lists its problems (a 413 is raised at once)."""
+    fmt = resolve_run_format(run_format, text_head(data))
+    streamed = parse_streamed(data, filename, limits) if fmt == RunFormat.TREC and len(data) >= STREAM_FROM_BYTES \
+        else None
+    if streamed is not None:  # a large clean run, parsed from a file (no text copy in memory)
+        return CheckedRun(filename, data, streamed, [])
+    try:
+        blob = to_blob(data, filename, limits)
+        parsed = parse_run(blob) if fmt == RunFormat.TREC else parse_run_as(blob, fmt)
+        run = _checked(parsed, filename)
+    except ServiceError as exc:
+        if exc.status != 422:
+            raise
+        return exc
+    return CheckedRun(filename, data, run, [p.as_dict() for p in parsed.warnings], fmt)
+
+
 def store_run(s: Session, st: ServiceState, owner_id: str, collection_id: str, checked: CheckedRun) -> RunRecord:
-    """Add a validated run to the session (the caller commits)."""
+    """Add a validated run to the session (the caller commits), after the request's deferred quota checks."""
+    before_store()
     row = RunRecord(id=new_id("run"), owner_id=owner_id, collection_id=collection_id, name=checked.run.name,
                     filename=checked.filename, sha256=st.blobs.put(s, checked.data), n_topics=len(checked.run.topics),
                     n_rows=len(checked.run), warnings=checked.warnings, run_format=checked.run_format)

@@ -21,6 +21,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from evalserve.service.core.problem_codes import ProblemCode
+from evalserve.service.inputs.inflight import before_store, defer_until_store, discard_deferred
 from evalserve.service.store.db import savepoint, take_write_lock
 from evalserve.service.store.models import IdempotencyRecord, as_utc, utcnow
 from evalserve.service.web.auth import current_token
@@ -50,11 +51,28 @@ def idempotent(view: F) -> F:
         digest = hashlib.sha256(request.method.encode() + request.full_path.encode() + b"\0"
                                 + request.get_data(cache=True)).hexdigest()
         s = session()
-        found = _reserve(s, owner, key, digest)
-        if found is not None:
-            return _replay(found, digest)
-        # a refused or failed request rolls the whole unit of work back, its key with it: the key may be used again
-        response: Response = make_response(view(*args, **kwargs))
+
+        def reserve() -> None:
+            found = _reserve(s, owner, key, digest)
+            if found is not None:
+                raise _Replayed(_replay(found, digest))
+
+        # an upload (``inputs.inflight``) reserves its key once its files are valid, just before it stores them,
+        # so that the lock (on SQLite the database's write lock) is not held while they are validated
+        deferred = defer_until_store(reserve)
+        try:
+            if not deferred:
+                reserve()
+            # a refused or failed request rolls the whole unit of work back, its key with it: the key may be used
+            # again
+            response: Response = make_response(view(*args, **kwargs))
+            if response.status_code < 400:
+                before_store()  # a deferred reservation the view did not reach: made now, before the record
+        except _Replayed as replayed:
+            s.rollback()  # what the view did before it found the key taken is not kept
+            return replayed.response
+        finally:
+            discard_deferred(reserve)
         if response.status_code < 400:
             record = s.get(IdempotencyRecord, (owner, key))
             if record is not None:
@@ -64,6 +82,14 @@ def idempotent(view: F) -> F:
         return response
 
     return wrapper  # type: ignore[return-value]
+
+
+class _Replayed(Exception):
+    """The key was used before: answer with its record (raised from a reservation deferred into the view)."""
+
+    def __init__(self, response: Response) -> None:
+        super().__init__("replayed")
+        self.response = response
 
 
 def _reserve(s: Session, owner: str, key: str, digest: str) -> IdempotencyRecord | None:

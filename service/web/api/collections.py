@@ -21,7 +21,7 @@ from evalserve.service.web.schemas import (
     CollectionSchema,
     TopicsSchema,
 )
-from evalserve.service.web.upload_limits import check_upload
+from evalserve.service.web.upload_limits import UPLOADS_BUSY, check_upload, in_flight
 from evaluation.hierarchy.model import SIMS, TOPS, VARIANTS, WD_GAINS, WI_COUNTS, HierarchySettings
 from evaluation.side_registry import SIDE_KINDS
 
@@ -38,6 +38,7 @@ class Collections(MethodView):
         return stored_inputs.list_collections(session(), state(), current_token(), pagination_parameters)
 
     @require("submit")
+    @in_flight
     @idempotent
     @blp.arguments(CollectionFormSchema, location="form")
     @blp.arguments(CollectionFilesSchema, location="files")
@@ -46,6 +47,7 @@ class Collections(MethodView):
                       description="the judgments have errors (all of them listed), or a field is given twice")
     @blp.alt_response(429, schema=ProblemSchema, content_type=PROBLEM_JSON,
                       description="over the rate limit or the storage quota (Retry-After); nothing is stored")
+    @blp.alt_response(503, **UPLOADS_BUSY)
     def post(self, form: dict[str, Any], files: dict[str, Any]) -> Any:
         """Create a collection from a judgments file (multipart field ``qrels``), optional intent weights and the
         side inputs some measures need (item scores, hierarchies, ...: one field per kind)."""

@@ -24,7 +24,7 @@ from evalserve.service.web.schemas import (
     SubmissionFilesSchema,
     SubmissionFormSchema,
 )
-from evalserve.service.web.upload_limits import check_upload
+from evalserve.service.web.upload_limits import UPLOADS_BUSY, check_upload, in_flight
 
 blp = Blueprint("evaluations", __name__, url_prefix="/v1", description="Evaluation requests")
 OVER_LIMIT = {"schema": ProblemSchema, "content_type": PROBLEM_JSON,
@@ -59,6 +59,7 @@ def evaluate(body: dict[str, Any]) -> Any:
 
 @blp.route("/submissions", methods=["POST"])
 @require("submit")
+@in_flight
 @idempotent
 @blp.arguments(SubmissionFormSchema, location="form")
 @blp.arguments(SubmissionFilesSchema, location="files")
@@ -69,6 +70,7 @@ def evaluate(body: dict[str, Any]) -> Any:
 @blp.alt_response(413, schema=ProblemSchema, content_type=PROBLEM_JSON,
                   description="more run files than the server takes in one request (too-many-files)")
 @blp.alt_response(429, **OVER_LIMIT)
+@blp.alt_response(503, **UPLOADS_BUSY)
 def submit(form: dict[str, Any], files: dict[str, Any]) -> Any:
     """Upload one or more run files (field ``run``, repeated) and evaluate them in one call."""
     uploads = request.files.getlist("run")

@@ -18,7 +18,7 @@ from evalserve.service.web.context import session, state
 from evalserve.service.web.idempotency import idempotent
 from evalserve.service.web.problems import PROBLEM_JSON, ApiProblem, ProblemSchema
 from evalserve.service.web.schemas import RunFilesSchema, RunFormSchema, RunSchema
-from evalserve.service.web.upload_limits import check_upload
+from evalserve.service.web.upload_limits import UPLOADS_BUSY, check_upload, in_flight
 
 blp = Blueprint("runs", __name__, url_prefix="/v1/runs", description="Runs")
 
@@ -49,6 +49,7 @@ class Runs(MethodView):
         return stored_inputs.list_runs(session(), state(), current_token(), pagination_parameters)
 
     @require("submit")
+    @in_flight
     @idempotent
     @raw_body_as_file
     @blp.arguments(RunFormSchema, location="query")
@@ -58,6 +59,7 @@ class Runs(MethodView):
                       description="the run has errors (all of them listed), or a field is given twice")
     @blp.alt_response(429, schema=ProblemSchema, content_type=PROBLEM_JSON,
                       description="over the rate limit or the storage quota (Retry-After); nothing is stored")
+    @blp.alt_response(503, **UPLOADS_BUSY)
     def post(self, query: dict[str, Any], files: dict[str, Any]) -> Any:
         """Upload a run for a collection (``?collection=ID``): multipart field ``run``, or the file as the raw
         request body with ``?name=FILE`` (any content type but multipart, form-urlencoded included, as curl's

@@ -45,7 +45,7 @@ from evalserve.service.web.task_schemas import (
     TaskSubmissionFilesSchema,
     TaskSubmissionFormSchema,
 )
-from evalserve.service.web.upload_limits import check_upload
+from evalserve.service.web.upload_limits import UPLOADS_BUSY, check_upload, in_flight
 from evaluation.leaderboard import to_csv, to_latex
 from evaluation.result_formats import LEADERBOARD_FORMATS, ResultFormat
 from evaluation.side_registry import SIDE_KINDS
@@ -180,6 +180,7 @@ class Submissions(MethodView):
                                          pagination_parameters)
 
     @require("submit")
+    @in_flight
     @idempotent
     @blp.arguments(TaskSubmissionFormSchema, location="form")
     @blp.arguments(TaskSubmissionFilesSchema, location="files")
@@ -194,6 +195,7 @@ class Submissions(MethodView):
     @blp.alt_response(429, schema=ProblemSchema, content_type=PROBLEM_JSON,
                       description="the participant's quota for the day (Retry-After) or the phase is used up, or"
                                   " the caller's rate limit, storage or job quota (quota-exceeded, rate-limited)")
+    @blp.alt_response(503, **UPLOADS_BUSY)
     def post(self, form: dict[str, Any], files: dict[str, Any], task_id: str) -> Any:
         """Submit a run (multipart field ``run``) with a description: checked against the deadline (UTC, at
         arrival) and your quota, validated, stored and queued for evaluation with the official measures."""
@@ -254,6 +256,7 @@ class Judgments(MethodView):
         return services.judgments_history(session(), state(), caller_or_none(), task_id)
 
     @require("submit")
+    @in_flight
     @idempotent
     @blp.arguments(JudgmentsFormSchema, location="form")
     @blp.arguments(CollectionFilesSchema, location="files")
@@ -264,6 +267,7 @@ class Judgments(MethodView):
                       description="the judgments have errors (all of them listed), or a field is given twice")
     @blp.alt_response(429, schema=ProblemSchema, content_type=PROBLEM_JSON,
                       description="over the rate limit or the storage quota (Retry-After); nothing is stored")
+    @blp.alt_response(503, **UPLOADS_BUSY)
     def post(self, form: dict[str, Any], files: dict[str, Any], task_id: str) -> Any:
         """Install new judgments (multipart, as for a collection) as the next version and re-evaluate every
         submission against them; earlier versions and their results stay (``?version=`` on the leaderboard)."""
