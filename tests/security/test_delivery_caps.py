@@ -43,6 +43,11 @@ def test_an_owner_at_its_cap_is_deferred_and_another_owner_is_not(tmp_path: Path
         assert deferred.state == "pending" and deferred.attempts == 0 and deferred.log == [], "no attempt used"
         due = as_utc(deferred.next_attempt_at)
         assert due is not None and timedelta(seconds=0.9) <= due - before <= timedelta(seconds=61), "due shortly"
+        assert waiting[0] not in webhooks.due_deliveries(world.db), "not due: the sweeper leaves it alone"
+        with world.db.session() as s:  # its message is lost: once overdue, the sweeper publishes it again
+            s.execute(update(WebhookDelivery).where(WebhookDelivery.id == waiting[0])
+                      .values(next_attempt_at=utcnow() - timedelta(seconds=120)))
+        assert waiting[0] in webhooks.due_deliveries(world.db, overdue_seconds=60), "durable: found again"
         assert webhooks.deliver(world.db, others, world.settings) == webhooks.DeliveryOutcome.DELIVERED
         assert len(receiver.requests) == 1, "only the other owner's delivery went out"
 
