@@ -43,10 +43,11 @@ def evaluate_part(self: Any, job_id: str, index: int) -> str:
 @app.task(name=DELIVER_WEBHOOK_TASK, bind=True, acks_late=True, reject_on_worker_lost=True,
           autoretry_for=(OperationalError,), retry_backoff=True, retry_backoff_max=60, max_retries=10)
 def deliver_webhook(self: Any, delivery_id: str) -> str:
-    """Make one attempt at webhook delivery ``delivery_id``; after a failed one, publish the next for its time."""
+    """Make one attempt at webhook delivery ``delivery_id``; after a failed (or deferred) one, publish the next
+    for its time."""
     ctx = context_for(self.app)
     outcome = webhooks.deliver(ctx.db, delivery_id, ctx.settings)
-    if outcome == webhooks.DeliveryOutcome.RETRY:
+    if outcome in webhooks.REPUBLISH:  # retried later, or deferred by a fairness cap
         wait = webhooks.seconds_until_due(ctx.db, delivery_id)
         if wait is not None:
             webhooks.publish_deliveries(self.app, [delivery_id], countdown=wait)

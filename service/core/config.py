@@ -18,10 +18,60 @@ def default_data_dir() -> Path:
     return Path(base) / "evalserve"
 
 
-def parse_networks(text: str) -> tuple[IPv4Network | IPv6Network, ...]:
-    """``EVALSERVE_WEBHOOK_ALLOW_NETWORKS``: comma-separated CIDRs (``127.0.0.1/32,10.0.0.0/8``); ValueError for
-    a malformed one, so a typo stops the service at start rather than refusing every webhook later."""
-    return tuple(ipaddress.ip_network(part.strip(), strict=False) for part in text.split(",") if part.strip())
+#: ports of services that are never webhook receivers: a plain allow-list entry (no port) still refuses them
+#: (Redis, PostgreSQL, MySQL, AMQP, memcached, MongoDB, Elasticsearch, SMTP, SSH, etcd, ZooKeeper, Kafka, ...)
+SERVICE_PORTS = frozenset({21, 22, 23, 25, 110, 143, 465, 587, 993, 995, 1433, 1521, 2049, 2375, 2376, 2379, 2380,
+                           2181, 3306, 3389, 4369, 5432, 5672, 5984, 6379, 6380, 8500, 9042, 9092, 9200, 9300,
+                           11211, 15672, 25672, 26379, 27017, 27018, 28017})
+
+
+@dataclass(frozen=True)
+class AllowEntry:
+    """One entry of the operator's webhook allow-list: a network and, if named, the one port allowed on it. A
+    plain entry (``port`` None) allows every port but the well-known service ports (``SERVICE_PORTS``)."""
+
+    network: IPv4Network | IPv6Network
+    port: int | None = None
+
+    def admits(self, port: int) -> bool:
+        """May a webhook go to ``port`` on this entry's network?"""
+        return port == self.port if self.port is not None else port not in SERVICE_PORTS
+
+    def __str__(self) -> str:
+        if self.port is None:
+            return str(self.network)
+        net = str(self.network.network_address) if self.network.prefixlen == self.network.max_prefixlen \
+            else str(self.network)
+        return f"[{net}]:{self.port}" if self.network.version == 6 else f"{net}:{self.port}"
+
+
+def parse_allow_entry(text: str) -> AllowEntry:
+    """One allow-list entry: a CIDR or address (``127.0.0.1/32``, ``::1``), optionally with a port
+    (``127.0.0.1:8081``, ``10.0.0.0/8:8443``, ``[::1]:8081``, ``[fd00::/8]:443``); ValueError if malformed."""
+    text = text.strip()
+    port: int | None = None
+    if text.startswith("["):
+        inside, bracket, rest = text[1:].partition("]")
+        if not bracket or (rest and not rest.startswith(":")):
+            raise ValueError(f"{text!r} is not a [IPv6]:port allow-list entry")
+        text, port = inside, (_port(rest[1:], text) if rest else None)
+    elif text.count(":") == 1:  # IPv4 (or IPv4 CIDR) with a port; bare IPv6 has two colons or more
+        text, _, named = text.partition(":")
+        port = _port(named, text)
+    return AllowEntry(ipaddress.ip_network(text, strict=False), port)
+
+
+def _port(text: str, entry: str) -> int:
+    if not text.isdigit() or not 0 < int(text) < 65536:
+        raise ValueError(f"{text!r} is not a valid port in the allow-list entry {entry!r}")
+    return int(text)
+
+
+def parse_networks(text: str) -> tuple[AllowEntry, ...]:
+    """``EVALSERVE_WEBHOOK_ALLOW_NETWORKS``: comma-separated entries, each a CIDR with an optional port
+    (``127.0.0.1:8081,10.0.0.0/8,[::1]:8081``); ValueError for a malformed one, so a typo stops the service at
+    start rather than refusing every webhook later."""
+    return tuple(parse_allow_entry(part) for part in text.split(",") if part.strip())
 
 
 @dataclass(frozen=True)
@@ -111,14 +161,21 @@ class Settings:
     queue: str = "evalserve"  # broker queue name: deployments sharing one Redis keep apart by name
     webhook_max_attempts: int = 8  # a webhook delivery still failing after this many attempts is marked failed
     webhook_backoff_seconds: float = 30.0  # the wait after a delivery's first failed attempt; doubled each time
-    webhook_timeout_seconds: float = 10.0  # one delivery attempt's connect/read/write timeout
+    webhook_timeout_seconds: float = 5.0  # one delivery attempt's read/write timeout (and its answer's deadline)
+    webhook_connect_timeout_seconds: float = 3.0  # one delivery attempt's connect timeout
+    webhook_owner_concurrency: int = 2  # deliveries of one owner (budget_owner) in flight at once, all workers
+    webhook_target_concurrency: int = 2  # deliveries to one host:port in flight at once, all workers
+    webhook_defer_seconds: float = 2.0  # a delivery held back by a cap is tried again after about this long
+    webhook_breaker_failures: int = 5  # consecutive failed attempts to one host:port that open its circuit
+    webhook_breaker_seconds: float = 120.0  # how long an open circuit sends nothing to its host:port
     limits: Limits = field(default_factory=lambda: Limits())
     uploads: UploadBudget = field(default_factory=lambda: UploadBudget())
     # networks webhooks may be sent to although they are not public (loopback, private...): empty by default
-    webhook_allow_networks: tuple[IPv4Network | IPv6Network, ...] = ()
+    webhook_allow_networks: tuple[AllowEntry, ...] = ()
     max_webhooks_per_task: int = 20  # active webhooks of one task
     webhook_ping_interval_seconds: float = 10.0  # one ping per webhook per this many seconds
     webhook_task_pings_per_minute: int = 10  # pings over all of a task's webhooks in any 60 s
+    task_default_quota_per_day: int = 5  # a new phase's quota_per_day when its organiser names none (0: none)
     worker_heartbeat_seconds: float = 5.0  # how often each worker process writes its heartbeat row
     health_worker_stale_seconds: float = 30.0  # /health is degraded when no worker heartbeated this recently
     health_queue_stale_seconds: float = 300.0  # ... or when a job has been queued longer than this
@@ -151,8 +208,13 @@ class Settings:
         10,000,000), ``EVALSERVE_LEASE_SECONDS``, ``EVALSERVE_REQUEUE_AFTER_SECONDS``,
         ``EVALSERVE_SWEEP_SECONDS``, ``EVALSERVE_JOB_TIME_LIMIT_SECONDS``, ``EVALSERVE_MAX_ATTEMPTS``,
         ``EVALSERVE_QUEUE``, ``EVALSERVE_WEBHOOK_MAX_ATTEMPTS`` (default 8), ``EVALSERVE_WEBHOOK_BACKOFF_SECONDS``
-        (default 30), ``EVALSERVE_WEBHOOK_TIMEOUT_SECONDS`` (default 10), ``EVALSERVE_WEBHOOK_ALLOW_NETWORKS``
-        (comma-separated CIDRs, default none), ``EVALSERVE_MAX_WEBHOOKS_PER_TASK`` (default 20),
+        (default 30), ``EVALSERVE_WEBHOOK_TIMEOUT_SECONDS`` (read timeout, default 5),
+        ``EVALSERVE_WEBHOOK_CONNECT_TIMEOUT_SECONDS`` (default 3), ``EVALSERVE_WEBHOOK_OWNER_CONCURRENCY`` and
+        ``EVALSERVE_WEBHOOK_TARGET_CONCURRENCY`` (default 2 each), ``EVALSERVE_WEBHOOK_DEFER_SECONDS`` (default 2),
+        ``EVALSERVE_WEBHOOK_BREAKER_FAILURES`` (default 5), ``EVALSERVE_WEBHOOK_BREAKER_SECONDS`` (default 120),
+        ``EVALSERVE_TASK_DEFAULT_QUOTA_PER_DAY`` (a new phase's daily quota per participant when the organiser
+        names none, default 5; 0: none), ``EVALSERVE_WEBHOOK_ALLOW_NETWORKS`` (comma-separated CIDRs, each with
+        an optional port, default none), ``EVALSERVE_MAX_WEBHOOKS_PER_TASK`` (default 20),
         ``EVALSERVE_WEBHOOK_PING_INTERVAL_SECONDS`` (default 10), ``EVALSERVE_WEBHOOK_TASK_PINGS_PER_MINUTE``
         (default 10), ``EVALSERVE_WORKER_HEARTBEAT_SECONDS``
         (default 5), ``EVALSERVE_HEALTH_WORKER_STALE_SECONDS`` (default 30), ``EVALSERVE_HEALTH_QUEUE_STALE_SECONDS``
@@ -184,7 +246,14 @@ class Settings:
             queue=env.get("EVALSERVE_QUEUE", "evalserve"),
             webhook_max_attempts=int(env.get("EVALSERVE_WEBHOOK_MAX_ATTEMPTS", "8")),
             webhook_backoff_seconds=float(env.get("EVALSERVE_WEBHOOK_BACKOFF_SECONDS", "30")),
-            webhook_timeout_seconds=float(env.get("EVALSERVE_WEBHOOK_TIMEOUT_SECONDS", "10")),
+            webhook_timeout_seconds=float(env.get("EVALSERVE_WEBHOOK_TIMEOUT_SECONDS", "5")),
+            webhook_connect_timeout_seconds=float(env.get("EVALSERVE_WEBHOOK_CONNECT_TIMEOUT_SECONDS", "3")),
+            webhook_owner_concurrency=int(env.get("EVALSERVE_WEBHOOK_OWNER_CONCURRENCY", "2")),
+            webhook_target_concurrency=int(env.get("EVALSERVE_WEBHOOK_TARGET_CONCURRENCY", "2")),
+            webhook_defer_seconds=float(env.get("EVALSERVE_WEBHOOK_DEFER_SECONDS", "2")),
+            webhook_breaker_failures=int(env.get("EVALSERVE_WEBHOOK_BREAKER_FAILURES", "5")),
+            webhook_breaker_seconds=float(env.get("EVALSERVE_WEBHOOK_BREAKER_SECONDS", "120")),
+            task_default_quota_per_day=int(env.get("EVALSERVE_TASK_DEFAULT_QUOTA_PER_DAY", "5")),
             limits=Limits.from_env(env),
             uploads=UploadBudget.from_env(env),
             webhook_allow_networks=parse_networks(env.get("EVALSERVE_WEBHOOK_ALLOW_NETWORKS", "")),

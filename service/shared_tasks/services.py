@@ -107,11 +107,14 @@ def _check_no_overlap(phases: list[Phase], candidate: Phase) -> None:
                                " phases of a task must not overlap")
 
 
-def new_phase(task_id: str, body: dict[str, Any]) -> Phase:
+def new_phase(task_id: str, body: dict[str, Any], default_quota_per_day: int = 0) -> Phase:
+    """A phase as asked; without a ``quota_per_day`` it gets ``default_quota_per_day`` (0: none), so that no
+    participant can submit without limit unless the organiser says so (``quota_per_day: null``): every submission
+    tells its team a little about the hidden judgments (docs/api.md, "What participants can infer")."""
     _check_phase_times(body["opens_at"], body["closes_at"])
+    per_day = body.get("quota_per_day", default_quota_per_day or None)  # an explicit null: no limit
     return Phase(id=new_id("phase"), task_id=task_id, name=body["name"], opens_at=body["opens_at"],
-                 closes_at=body["closes_at"], quota_per_day=body.get("quota_per_day"),
-                 quota_total=body.get("quota_total"))
+                 closes_at=body["closes_at"], quota_per_day=per_day, quota_total=body.get("quota_total"))
 
 
 def _read_afresh(s: Session) -> None:
@@ -168,14 +171,14 @@ def create_task(s: Session, st: ServiceState, token: Token, body: dict[str, Any]
         registration=body.get("registration", RegistrationMode.OPEN),
         registration_code=body.get("registration_code"),
         significance=_significance(body.get("significance")),
-        per_topic_feedback=body.get("per_topic_feedback", True),
+        per_topic_feedback=body.get("per_topic_feedback", False),  # per-topic scores reveal judgments: opt in
     )
     s.add(task)
     s.flush()  # no ORM relationships: rows that refer to the task are inserted after it
     s.add(TaskVersion(task_id=task.id, version=1, collection_id=collection.id, note="initial judgments"))
     phases: list[Phase] = []
     for item in body.get("phases") or []:
-        phase = new_phase(task.id, item)
+        phase = new_phase(task.id, item, st.settings.task_default_quota_per_day)
         _check_no_overlap(phases, phase)
         phases.append(phase)
     _unique_names(phases)
@@ -232,7 +235,7 @@ def add_phase(s: Session, st: ServiceState, token: Token, task_id: str, body: di
     """Add a phase (organisers only); phases do not overlap and have distinct names. Answered as given."""
     organised_task(s, task_id, token)
     phases = task_phases(s, task_id)
-    phase = new_phase(task_id, body)
+    phase = new_phase(task_id, body, st.settings.task_default_quota_per_day)
     _unique_names([*phases, phase])
     _check_no_overlap(phases, phase)
     s.add(phase)

@@ -24,7 +24,6 @@ from sqlalchemy import (
     String,
     Text,
     false,
-    true,
 )
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
@@ -272,8 +271,9 @@ class Task(Base):
     registration_code: Mapped[str | None] = mapped_column(String(200), nullable=True)
     #: {"test", "correction", "alpha"} for the leaderboard's significance marks
     significance: Mapped[dict[str, Any]] = mapped_column(default=dict)
-    #: participants read their own submissions' per-topic scores (organisers always read everyone's)
-    per_topic_feedback: Mapped[bool] = mapped_column(Boolean, default=True, server_default=true())
+    #: participants read their own submissions' per-topic scores (organisers always read everyone's); off unless
+    #: the organiser turns it on: one crafted submission's per-topic scores reveal judgments (issue 29)
+    per_topic_feedback: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
     updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
 
@@ -401,9 +401,27 @@ class WebhookDelivery(Base):
     log: Mapped[list[Any]] = mapped_column(default=list)
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
     delivered_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+    #: whose deliveries these are (``access.principal.budget_owner`` of the task's or job's owner) and where they
+    #: go (``host:port``), set when an attempt is first claimed or held back: the fairness caps count by them
+    owner: Mapped[str | None] = mapped_column(String(200), nullable=True)
+    target: Mapped[str | None] = mapped_column(String(300), nullable=True)
+    #: while an attempt is in flight: until when its worker holds it (then presumed dead); null otherwise
+    sending_until: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
 
     __table_args__ = (Index("ix_webhook_deliveries_due", "state", "next_attempt_at"),
-                      Index("ux_webhook_deliveries_job_id", "job_id", unique=True))
+                      Index("ux_webhook_deliveries_job_id", "job_id", unique=True),
+                      Index("ix_webhook_deliveries_sending", "sending_until"))
+
+
+class WebhookCircuit(Base):
+    """The circuit breaker of one delivery target (``host:port``): consecutive failed attempts, and while it is
+    open (``open_until`` in the future) deliveries to it are not sent (``webhooks.fairness``)."""
+
+    __tablename__ = "webhook_circuits"
+    target: Mapped[str] = mapped_column(String(300), primary_key=True)
+    failures: Mapped[int] = mapped_column(Integer, default=0)
+    open_until: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+    updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
 
 
 class WorkerHeartbeat(Base):

@@ -40,8 +40,9 @@ class PhaseInSchema(ma.Schema):
     name = ma.fields.String(required=True, validate=V.Length(min=1, max=100), metadata={"example": "test"})
     opens_at = _utc(required=True)
     closes_at = _utc(required=True, metadata={"description": "submissions arriving at or after this are refused"})
-    quota_per_day = ma.fields.Integer(allow_none=True, validate=V.Range(1, 100000),
-                                      metadata={"description": "submissions per participant per UTC day"})
+    quota_per_day = ma.fields.Integer(allow_none=True, validate=V.Range(1, 100000), metadata={
+        "description": "submissions per participant per UTC day; absent: the instance's default"
+                       " (EVALSERVE_TASK_DEFAULT_QUOTA_PER_DAY, 5), null: no limit"})
     quota_total = ma.fields.Integer(allow_none=True, validate=V.Range(1, 100000),
                                     metadata={"description": "submissions per participant in the phase"})
 
@@ -73,8 +74,8 @@ class _TaskSettings(ma.Schema):
     registration_code = ma.fields.String(allow_none=True, validate=V.Length(min=4, max=200))
     significance = ma.fields.Nested(SignificanceSchema)
     per_topic_feedback = ma.fields.Boolean(metadata={
-        "description": "participants read their own submissions' per-topic scores (default true); organisers"
-                       " always read everyone's"})
+        "description": "participants read their own submissions' per-topic scores (default false: per-topic"
+                       " scores of a crafted run reveal judgments); organisers always read everyone's"})
 
 
 class TaskInSchema(_TaskSettings):

@@ -7,6 +7,9 @@ UPDATE (two workers never send the same attempt), POSTs it, and records ``delive
 or ``failed``. Messages lost by the broker or a crashed worker are found again by the sweeper (``due_deliveries``):
 the database, not the broker, is the source of truth.
 
+Deliveries are fair (``webhooks.fairness``): an owner's or a target's attempts in flight are capped over every
+worker (a delivery over a cap is deferred, not dropped), and a target that keeps failing has its circuit opened.
+
 Every attempt checks its URL again and connects only to the addresses checked (``webhooks.targets``,
 ``webhooks.transport``); the log records a fixed vocabulary of errors (``ERRORS``), the details go to the
 server's log: the delivery log must not tell an open port from a closed one.
@@ -42,6 +45,7 @@ from evalserve.service.store.models import (
     new_id,
     utcnow,
 )
+from evalserve.service.webhooks import fairness
 from evalserve.service.webhooks import targets as webhook_targets
 from evalserve.service.webhooks import transport as webhook_http
 from evaluation.enums import StrEnum
@@ -63,6 +67,11 @@ class DeliveryOutcome(StrEnum):
     RETRY = "retry"  # the attempt failed; the next one is scheduled
     FAILED = "failed"  # out of attempts (or its webhook was deleted): the delivery failed
     SKIPPED = "skipped"  # not due, already final, or another worker holds the attempt
+    DEFERRED = "deferred"  # held back by its owner's or target's cap: due again shortly, no attempt used
+
+
+#: outcomes after which the delivery's message is published again for its next due time
+REPUBLISH = (DeliveryOutcome.RETRY, DeliveryOutcome.DEFERRED)
 
 
 #: the errors a delivery log shows (stored as such; details are logged on the server only): an attempt's
@@ -71,7 +80,8 @@ REDIRECT_NOT_FOLLOWED = "redirect-not-followed"  # it answered 3xx: redirects ar
 NO_RESPONSE = "no-response"  # no HTTP answer: refused, timed out, reset, TLS failure -- never which
 TARGET_REFUSED = "target-refused"  # the host now resolves to an address webhooks are not sent to; not sent
 TARGET_UNRESOLVABLE = "target-unresolvable"  # the host does not resolve any more; not sent
-ATTEMPT_ERRORS = (HTTP_STATUS, REDIRECT_NOT_FOLLOWED, NO_RESPONSE, TARGET_REFUSED, TARGET_UNRESOLVABLE)
+CIRCUIT_OPEN = "circuit-open"  # the target failed too often lately (its circuit breaker is open); not sent
+ATTEMPT_ERRORS = (HTTP_STATUS, REDIRECT_NOT_FOLLOWED, NO_RESPONSE, TARGET_REFUSED, TARGET_UNRESOLVABLE, CIRCUIT_OPEN)
 # ... and a delivery's settled without an attempt
 WEBHOOK_DELETED = "webhook-deleted"  # its webhook was deleted before the attempt
 WORKER_LOST = "worker-lost"  # its last allowed attempt's worker died before recording an outcome
@@ -175,21 +185,25 @@ class _Attempt:
     event: str
     body: bytes
     log: list[Any]
+    target: str  # host:port, what the target cap and the circuit breaker count by
+    circuit_open: bool = False  # the target's circuit is open: recorded as CIRCUIT_OPEN, not sent
 
 
 def deliver(db: Database, delivery_id: str, settings: Settings) -> str:
     """Make one attempt at a delivery, if it is pending and due: ``delivered`` (a 2xx answer), ``retry`` (next
     attempt scheduled), ``failed`` (out of attempts, or its webhook was deleted) or ``skipped`` (not due, already
-    final, or another worker holds the attempt). Idempotent: a repeated message changes nothing."""
+    final, or another worker holds the attempt), or ``deferred`` (its owner's or target's cap is full: due again
+    shortly, no attempt used). Idempotent: a repeated message changes nothing."""
     attempt, outcome = _claim(db, delivery_id, settings)
     if attempt is None:
         return outcome
     started, at = time.monotonic(), utcnow()
-    status, error = _post(attempt, settings)
+    status, error = (None, CIRCUIT_OPEN) if attempt.circuit_open else _post(attempt, settings)
     entry = {"attempt": attempt.number, "at": at.isoformat(), "status": status, "error": error,
              "duration_ms": round((time.monotonic() - started) * 1000, 1)}
     now = utcnow()
-    values: dict[str, Any] = {"log": [*attempt.log, entry], "last_status": status, "last_error": error}
+    values: dict[str, Any] = {"log": [*attempt.log, entry], "last_status": status, "last_error": error,
+                              "sending_until": None}
     if error is None:
         outcome = DeliveryOutcome.DELIVERED
         values.update(state=DeliveryState.DELIVERED, delivered_at=now, next_attempt_at=None)
@@ -204,6 +218,9 @@ def deliver(db: Database, delivery_id: str, settings: Settings) -> str:
         done = s.execute(_update().where(WebhookDelivery.id == delivery_id,
                                          WebhookDelivery.state == DeliveryState.PENDING,
                                          WebhookDelivery.attempts == attempt.number).values(**values))
+        if not attempt.circuit_open and error not in (TARGET_REFUSED, TARGET_UNRESOLVABLE):
+            fairness.note_attempt(s, attempt.target, fairness.counts_against(status, error, NO_RESPONSE),
+                                  settings, now)
     if _changed(done) != 1:  # our attempt outlived its hold and another worker took over: its record stands
         return DeliveryOutcome.SKIPPED
     log.info("webhook delivery %s attempt %d: %s (%s)", delivery_id, attempt.number, outcome, error or status)
@@ -213,14 +230,16 @@ def deliver(db: Database, delivery_id: str, settings: Settings) -> str:
 def attempt_hold_seconds(settings: Settings) -> float:
     """How long a claimed attempt keeps its delivery from being claimed again; after that its worker is presumed
     dead and the sweeper republishes the delivery."""
-    return 3 * settings.webhook_timeout_seconds + 30.0
+    return 3 * (settings.webhook_connect_timeout_seconds + settings.webhook_timeout_seconds) + 30.0
 
 
 def _claim(db: Database, delivery_id: str, settings: Settings) -> tuple[_Attempt | None, str]:
     """Take the next attempt of a pending, due delivery (``attempts`` bumped where it still has the value seen,
-    ``next_attempt_at`` pushed past the attempt's hold), or settle it as failed; (None, outcome) otherwise."""
+    ``next_attempt_at`` and ``sending_until`` pushed past the attempt's hold), or settle it as failed, or defer
+    it when its owner's or target's cap is full (``webhooks.fairness``); (None, outcome) otherwise."""
     now = utcnow()
     with db.session() as s:
+        fairness.lock_claims(s)  # the caps' counts hold until this transaction ends
         row = s.get(WebhookDelivery, delivery_id)
         if row is None or row.state != DeliveryState.PENDING or not _is_due(row.next_attempt_at, now):
             return None, DeliveryOutcome.SKIPPED
@@ -229,6 +248,7 @@ def _claim(db: Database, delivery_id: str, settings: Settings) -> tuple[_Attempt
         mine = and_(WebhookDelivery.id == delivery_id, WebhookDelivery.state == DeliveryState.PENDING,
                     WebhookDelivery.attempts == seen, due)
         receiver = _receiver(s, row)
+        owner = row.owner or _owner(s, row)
         giving_up = None
         if receiver is None:
             giving_up = WEBHOOK_DELETED
@@ -238,17 +258,41 @@ def _claim(db: Database, delivery_id: str, settings: Settings) -> tuple[_Attempt
             settled = s.execute(_update().where(mine).values(state=DeliveryState.FAILED, next_attempt_at=None,
                                                              last_error=giving_up))
             return None, DeliveryOutcome.FAILED if _changed(settled) == 1 else DeliveryOutcome.SKIPPED
+        assert receiver is not None
+        target = fairness.target_key(receiver[0])
+        is_open = fairness.circuit_open(s, target, now)
+        full = None if is_open else fairness.cap_reached(s, delivery_id, owner, target, settings, now)
+        if full is not None:
+            wait = fairness.defer_seconds(s, full, owner if full == "owner" else target, settings, now)
+            s.execute(_update().where(mine).values(next_attempt_at=now + timedelta(seconds=wait), owner=owner,
+                                                   target=target))
+            log.info("webhook delivery %s deferred %.1f s: its %s's deliveries in flight are at the cap",
+                     delivery_id, wait, full)
+            return None, DeliveryOutcome.DEFERRED
         hold = now + timedelta(seconds=attempt_hold_seconds(settings))
-        claimed = s.execute(_update().where(mine).values(attempts=seen + 1, next_attempt_at=hold))
+        claimed = s.execute(_update().where(mine).values(attempts=seen + 1, next_attempt_at=hold, owner=owner,
+                                                         target=target,
+                                                         sending_until=None if is_open else hold))
         if _changed(claimed) != 1:
             return None, DeliveryOutcome.SKIPPED
         # read again inside the claiming transaction: the log as it is now, not as first seen
         fresh = s.execute(select(WebhookDelivery.event, WebhookDelivery.payload, WebhookDelivery.log,
                                  WebhookDelivery.created_at).where(WebhookDelivery.id == delivery_id)).one()
-        assert receiver is not None
         url, secret, task_id = receiver
         body = delivery_body(delivery_id, fresh.event, task_id, as_utc(fresh.created_at) or now, fresh.payload)
-        return _Attempt(delivery_id, seen + 1, url, secret, fresh.event, body, list(fresh.log or [])), ""
+        return _Attempt(delivery_id, seen + 1, url, secret, fresh.event, body, list(fresh.log or []), target,
+                        is_open), ""
+
+
+def _owner(session: Session, row: WebhookDelivery) -> str:
+    """Whose budget the delivery spends: the owner of its job, or of its webhook's task."""
+    if row.job_id is not None:
+        job = session.get(Job, row.job_id)
+        if job is not None:
+            return fairness.owner_key(session, job.owner_id)
+    hook = session.get(Webhook, row.webhook_id) if row.webhook_id is not None else None
+    task = session.get(Task, hook.task_id) if hook is not None else None
+    return fairness.owner_key(session, task.owner_id) if task is not None else f"delivery:{row.id}"
 
 
 def _receiver(session: Session, row: WebhookDelivery) -> tuple[str, str, str | None] | None:
@@ -296,7 +340,8 @@ def _post(attempt: _Attempt, settings: Settings) -> tuple[int | None, str | None
         log.warning("webhook delivery %s not sent: %s", attempt.delivery_id, exc.reason)
         return None, TARGET_UNRESOLVABLE if exc.code == webhook_targets.UNRESOLVABLE else TARGET_REFUSED
     try:
-        status = webhook_http.post(target, attempt.body, headers, settings.webhook_timeout_seconds)
+        status = webhook_http.post(target, attempt.body, headers, settings.webhook_timeout_seconds,
+                                   connect_timeout=settings.webhook_connect_timeout_seconds)
     except Exception as exc:  # refused, timed out, reset, TLS: the receiver's problem, retried
         log.info("webhook delivery %s attempt %d: no response from %s (%s): %s: %s", attempt.delivery_id,
                  attempt.number, target.host, ",".join(target.addresses), type(exc).__name__, exc)

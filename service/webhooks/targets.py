@@ -1,6 +1,8 @@
 """Where a webhook may send: an http(s) URL whose host resolves only to public addresses, or to networks the
-operator allows (``EVALSERVE_WEBHOOK_ALLOW_NETWORKS``). Checked at registration and again before every delivery,
-whose connection is then pinned to the addresses checked (``webhooks.transport``): DNS rebinding gains nothing.
+operator allows (``EVALSERVE_WEBHOOK_ALLOW_NETWORKS``: networks, each with an optional port; a plain network
+still refuses the well-known service ports, so allowing 127.0.0.1/32 does not allow Redis on :6379). Checked at
+registration and again before every delivery, whose connection is then pinned to the addresses checked
+(``webhooks.transport``): DNS rebinding gains nothing.
 
 Addresses are judged after resolution (getaddrinfo), so decimal (``2130706433``), octal (``0177.0.0.1``), short
 (``127.1``) and hex forms are judged as the address they name; IPv6 forms embedding an IPv4 address (mapped,
@@ -16,6 +18,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from evalserve.service.core.config import AllowEntry
 from evalserve.service.core.problem_codes import ProblemCode
 
 if TYPE_CHECKING:  # imported where a URL is parsed: httpx is slow to load
@@ -23,6 +26,8 @@ if TYPE_CHECKING:  # imported where a URL is parsed: httpx is slow to load
 
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 IPNetwork = ipaddress.IPv4Network | ipaddress.IPv6Network
+#: an allow-list entry: a network with an optional port, or a bare network (read as an entry without a port)
+Allowed = AllowEntry | IPNetwork
 
 #: problem codes of a refused registration (422)
 REFUSED = ProblemCode.WEBHOOK_TARGET_REFUSED
@@ -111,13 +116,20 @@ def refusal(address: IPAddress) -> str | None:
     return None
 
 
-def allowed(address: IPAddress, allow: Iterable[IPNetwork]) -> bool:
-    """Is ``address`` (or the IPv4 address an IPv4-mapped one stands for) in one of the operator's networks?"""
+def allowed(address: IPAddress, allow: Iterable[Allowed], port: int | None = None) -> bool:
+    """Is ``address`` (or the IPv4 address an IPv4-mapped one stands for) in one of the operator's entries that
+    admits ``port``? An entry naming a port admits that port only; a plain one every port but the well-known
+    service ports (Redis, PostgreSQL, ...: ``core.config.SERVICE_PORTS``). ``port`` None: the address alone."""
     plain = address.ipv4_mapped if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped else address
-    return any(plain.version == net.version and plain in net for net in allow)
+    for item in allow:
+        entry = item if isinstance(item, AllowEntry) else AllowEntry(item)
+        if plain.version == entry.network.version and plain in entry.network \
+                and (port is None or entry.admits(port)):
+            return True
+    return False
 
 
-def check(url: str, allow: Sequence[IPNetwork] = ()) -> Target:
+def check(url: str, allow: Sequence[Allowed] = ()) -> Target:
     """Parse ``url``, resolve its host and judge every address: the Target to connect to (pinned to those
     addresses), or TargetError. One refused address refuses the URL: the resolver could return it next time."""
     target = parse(url)
@@ -129,9 +141,13 @@ def check(url: str, allow: Sequence[IPNetwork] = ()) -> Target:
         raise TargetError(UNRESOLVABLE, f"the host {target.host!r} does not resolve")
     for text in addresses:
         address = ipaddress.ip_address(text.split("%", 1)[0])  # an IPv6 scope (%eth0) does not change the kind
-        if allowed(address, allow):
+        if allowed(address, allow, target.port):
             continue
         reason = refusal(address)
+        if reason is not None and allowed(address, allow):
+            raise TargetError(REFUSED, f"port {target.port} of {target.host!r} is not allowed: the allow-list"
+                                       " names this network without this port (well-known service ports must be"
+                                       " named, as in 127.0.0.1:8081)")
         if reason is not None:
             named = "" if text == target.host else f" ({text})"
             raise TargetError(REFUSED, f"the host {target.host!r} resolves to {reason}{named}; webhooks are only"

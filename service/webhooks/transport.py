@@ -84,16 +84,20 @@ class PinnedBackend(httpcore.SyncBackend):
 
 
 def post(target: Target, body: bytes, headers: Mapping[str, str], timeout: float,
-         ssl_context: ssl.SSLContext | None = None) -> int:
-    """POST ``body`` to the target once; its HTTP status. Each network operation waits at most ``timeout``
-    seconds, the whole attempt ``DEADLINE_FACTOR * timeout``. httpcore's exceptions (no answer, timeout, TLS) and
-    OSError propagate. ``ssl_context`` defaults to httpx's (certifi's CAs, hostname verification on)."""
+         ssl_context: ssl.SSLContext | None = None, *, connect_timeout: float | None = None) -> int:
+    """POST ``body`` to the target once; its HTTP status. Connecting waits at most ``connect_timeout`` seconds
+    (default ``timeout``), each other network operation ``timeout``; the whole attempt ``connect_timeout +
+    timeout`` (without a connect timeout: ``DEADLINE_FACTOR * timeout``). httpcore's exceptions (no answer,
+    timeout, TLS) and OSError propagate. ``ssl_context`` defaults to httpx's (certifi's CAs, hostname
+    verification on)."""
     url = httpcore.URL(scheme=target.scheme.encode(), host=target.host.encode(), port=target.port,
                        target=target.url.raw_path)
     sent = [(b"Host", target.url.netloc), *((k.encode(), v.encode()) for k, v in headers.items()),
             (b"Content-Length", str(len(body)).encode())]
-    deadline = time.monotonic() + DEADLINE_FACTOR * timeout
-    extensions = {"timeout": {"connect": timeout, "read": timeout, "write": timeout, "pool": timeout}}
+    whole = DEADLINE_FACTOR * timeout if connect_timeout is None else connect_timeout + timeout
+    deadline = time.monotonic() + whole
+    connect = timeout if connect_timeout is None else connect_timeout
+    extensions = {"timeout": {"connect": connect, "read": timeout, "write": timeout, "pool": connect}}
     with httpcore.ConnectionPool(ssl_context=ssl_context or httpx.create_ssl_context(), max_connections=1,
                                  retries=0, network_backend=PinnedBackend(target, deadline)) as pool, \
             pool.stream("POST", url, headers=sent, content=body, extensions=extensions) as response:

@@ -117,7 +117,7 @@ def test_the_tables_defaults_are_members() -> None:
 def test_webhook_delivery_outcomes() -> None:
     from evalserve.service.webhooks.delivery import DeliveryOutcome
 
-    assert [o.value for o in DeliveryOutcome] == ["delivered", "retry", "failed", "skipped"]
+    assert [o.value for o in DeliveryOutcome] == ["delivered", "retry", "failed", "skipped", "deferred"]
 
 
 def test_the_cli_offers_plain_strings() -> None:

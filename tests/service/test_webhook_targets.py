@@ -18,7 +18,7 @@ from typing import Any
 import httpcore
 import pytest
 
-from evalserve.service.core.config import Settings
+from evalserve.service.core.config import AllowEntry, Settings
 from evalserve.service.store.models import Webhook, WebhookDelivery, new_id, utcnow
 from evalserve.service.webhooks import delivery as webhooks
 from evalserve.service.webhooks import targets as webhook_targets
@@ -132,7 +132,7 @@ def test_one_private_address_among_public_ones_refuses_the_name(dns: Callable[[d
     assert refused.code == REFUSED and "a private address (10.1.2.3)" in refused.reason
 
 
-@pytest.mark.parametrize("url", ["http://127.0.0.1:6379/", "http://2130706433/", "http://0177.1/", "http://127.1/",
+@pytest.mark.parametrize("url", ["http://127.0.0.1:8081/", "http://2130706433/", "http://0177.1/", "http://127.1/",
                                  "http://[::1]/", "http://[::ffff:127.0.0.1]/", "http://localhost/"])
 def test_the_allow_list_lets_listed_networks_through(url: str) -> None:
     assert check(url, LOOPBACK_ONLY).addresses
@@ -142,8 +142,9 @@ def test_the_allow_list_lets_listed_networks_through(url: str) -> None:
 def test_the_allow_list_setting_is_read_from_the_environment(tmp_path: Path) -> None:
     settings = Settings.from_env({"EVALSERVE_DATA_DIR": str(tmp_path),
                                   "EVALSERVE_WEBHOOK_ALLOW_NETWORKS": " 127.0.0.1/32, 10.0.0.0/8 ,::1"})
-    assert settings.webhook_allow_networks == (ipaddress.ip_network("127.0.0.1/32"),
-                                               ipaddress.ip_network("10.0.0.0/8"), ipaddress.ip_network("::1/128"))
+    assert settings.webhook_allow_networks == (AllowEntry(ipaddress.ip_network("127.0.0.1/32")),
+                                               AllowEntry(ipaddress.ip_network("10.0.0.0/8")),
+                                               AllowEntry(ipaddress.ip_network("::1/128")))
     assert Settings.from_env({"EVALSERVE_DATA_DIR": str(tmp_path)}).webhook_allow_networks == ()
     with pytest.raises(ValueError):
         Settings.from_env({"EVALSERVE_DATA_DIR": str(tmp_path), "EVALSERVE_WEBHOOK_ALLOW_NETWORKS": "localhost"})

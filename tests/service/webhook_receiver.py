@@ -39,6 +39,8 @@ class Receiver:
         self.path = path
         #: (headers with lower-case names, body) of every POST, in arrival order
         self.requests: list[tuple[dict[str, str], bytes]] = []
+        self.in_flight = 0  # requests being answered now
+        self.max_in_flight = 0  # the most answered at once so far
         self._changed = threading.Condition()
         self._server = _QuietServer(("127.0.0.1", 0), self._handler())
         self.tls = tls  # a server context: the receiver speaks https (``url`` then names 127.0.0.1 still)
@@ -86,6 +88,8 @@ class Receiver:
     def _record(self, headers: dict[str, str], body: bytes) -> int:
         with self._changed:
             self.requests.append((headers, body))
+            self.in_flight += 1
+            self.max_in_flight = max(self.max_in_flight, self.in_flight)
             self._changed.notify_all()
         return self._next_status()
 
@@ -101,6 +105,8 @@ class Receiver:
                 status = receiver._record({k.lower(): v for k, v in self.headers.items()}, body)
                 if receiver.delay:
                     time.sleep(receiver.delay)
+                with receiver._changed:
+                    receiver.in_flight -= 1
                 reply = b'{"ok": true}' if 200 <= status < 300 else b'{"error": "programmed failure"}'
                 self.send_response(status)
                 self.send_header("Content-Type", "application/json")

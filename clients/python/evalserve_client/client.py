@@ -19,7 +19,7 @@ import uuid
 from collections.abc import Callable, Mapping, Sequence
 from datetime import date, datetime
 from pathlib import Path
-from types import TracebackType
+from types import EllipsisType, TracebackType
 from typing import IO, Any, Literal, overload
 
 import httpx
@@ -251,10 +251,13 @@ class Client:
         return self._json("PATCH", f"/v1/tasks/{_segment(task)}", json=_jsonable(changes))
 
     def add_phase(self, task: Ref, *, name: str, opens_at: datetime | str, closes_at: datetime | str,
-                  quota_per_day: int | None = None, quota_total: int | None = None) -> dict[str, Any]:
-        """Add a phase to a task (organisers); phases of a task do not overlap. Returns the phase."""
-        body = {"name": name, "opens_at": opens_at, "closes_at": closes_at, "quota_per_day": quota_per_day,
-                "quota_total": quota_total}
+                  quota_per_day: int | EllipsisType | None = ..., quota_total: int | None = None) -> dict[str, Any]:
+        """Add a phase to a task (organisers); phases of a task do not overlap. Returns the phase.
+        ``quota_per_day`` left out: the instance's default daily quota per participant; None: no limit."""
+        body: dict[str, Any] = {"name": name, "opens_at": opens_at, "closes_at": closes_at,
+                                "quota_total": quota_total}
+        if quota_per_day is not ...:
+            body["quota_per_day"] = quota_per_day
         return self._json("POST", f"/v1/tasks/{_segment(task)}/phases", json=_jsonable(body))
 
     def update_phase(self, task: Ref, name: str, **changes: Any) -> dict[str, Any]:
