@@ -21,4 +21,5 @@ def check_broker(celery: Celery, timeout: float = 2.0) -> None:
             engine.dispose()
         return
     with celery.connection_for_write() as conn:
-        conn.ensure_connection(max_retries=1, timeout=timeout)
+        # one quick retry: a refused connection answers at once, and /health must not wait out kombu's 2 s interval
+        conn.ensure_connection(max_retries=1, interval_start=0.2, interval_step=0.2, timeout=timeout)

@@ -15,8 +15,9 @@ import os
 from typing import Any
 
 from celery import Celery
-from celery.signals import task_postrun, worker_process_init
+from celery.signals import task_postrun, worker_init
 
+from evalserve.service.broker import wakeup
 from evalserve.service.broker.messages import EVALUATE_PART_TASK, EVALUATE_TASK
 
 log = logging.getLogger(__name__)
@@ -56,14 +57,14 @@ def over_limit(limit_mb: float) -> int | None:
 def install(app: Celery) -> None:
     """After each evaluation task, recycle the worker if it is still over its memory setting. Not in a prefork
     pool's child (Celery's ``worker_max_memory_per_child`` replaces those; stopping from one would not work)."""
-    pool_child: list[bool] = []
+    main_pid: list[int] = []  # the worker's own process (the solo pool's too); a prefork child has another pid
 
-    def _in_pool_child(**_: Any) -> None:
-        pool_child.append(True)
+    def _note_main(**_: Any) -> None:
+        main_pid.append(os.getpid())
 
     def _after_task(sender: Any = None, task: Any = None, **_: Any) -> None:
         name = getattr(sender or task, "name", None)
-        if name not in EVALUATION_TASKS or pool_child:
+        if name not in EVALUATION_TASKS or os.getpid() not in main_pid:
             return
         limit = float(app.conf.evalserve_settings.worker_max_rss_mb)
         rss = over_limit(limit)
@@ -74,6 +75,7 @@ def install(app: Celery) -> None:
         log.warning("this worker holds %.0f MB after a job, over EVALSERVE_WORKER_MAX_RSS_MB=%g: it stops once the"
                     " job is acknowledged and its supervisor starts a fresh one", rss / 2**20, limit)
         state.should_stop = RECYCLE_EXIT_CODE  # checked by the consumer loop after the message is acknowledged
+        wakeup.interrupt()  # the embedded broker's loop drains once more before that check: it must take nothing
 
-    worker_process_init.connect(_in_pool_child, weak=False)
+    worker_init.connect(_note_main, weak=False)
     task_postrun.connect(_after_task, weak=False)
