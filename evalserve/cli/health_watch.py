@@ -117,7 +117,7 @@ def wait_for_api(url: str, supervisor: Supervisor, api: Child, warn_after: float
             api.exits.append(api.proc.returncode)
             return None
         supervisor.check()
-        probe = probe_health(url, timeout=2)
+        probe = probe_health(url)  # longer than /health's own checks (2 s each): a slow 503 is an answer too
         if probe.answered:
             return probe
         if not warned and time.monotonic() - started >= warn_after:

@@ -242,6 +242,7 @@ def test_health_counts_a_killed_worker_gone_within_two_seconds(tmp_path: Path, b
         seen = wait_for(lambda: health(served.url)[1]["workers"]["alive"] == 1 and time.monotonic(), 5,
                         "/health to count the killed worker gone", step=0.05)
         assert seen - killed < 2.0, f"/health counted the killed worker gone after {seen - killed:.2f} s"
+        print(f"/health counted the killed worker gone {seen - killed:.2f} s after SIGKILL ({backend})")
         # the supervisor replaces it and /health counts it again
         wait_for(lambda: health(served.url)[1]["workers"]["alive"] == 2, 60, "the replacement's heartbeat")
         assert victim not in served.evaluation_workers()
