@@ -15,8 +15,6 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy.exc import OperationalError
-
 from evalserve.cli.commands import help_of
 from evalserve.cli.health_watch import COMPONENTS, HealthWatch, component_names, problems, wait_for_api
 from evalserve.cli.liveness import DeathNotices
@@ -163,6 +161,7 @@ def admin_token(settings: Settings) -> str:
 def serve(args: argparse.Namespace) -> int:
     from evalserve.service.store.datadir import secure_data_dir
     from evalserve.service.store.migrate import upgrade
+    from sqlalchemy.exc import OperationalError
 
     busy = port_refusal(args.host, args.port)
     if busy is not None:
