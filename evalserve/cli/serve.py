@@ -159,9 +159,10 @@ def admin_token(settings: Settings) -> str:
 
 
 def serve(args: argparse.Namespace) -> int:
+    from sqlalchemy.exc import OperationalError
+
     from evalserve.service.store.datadir import secure_data_dir
     from evalserve.service.store.migrate import upgrade
-    from sqlalchemy.exc import OperationalError
 
     busy = port_refusal(args.host, args.port)
     if busy is not None:
