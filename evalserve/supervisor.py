@@ -40,6 +40,9 @@ class Child:
     backoff: float = FIRST_BACKOFF_SECONDS
     restart_at: float | None = None  # when a dead child is due to be started again
     exits: list[int] = field(default_factory=list)
+    #: an exit with this code is a planned restart (a worker giving its memory back): at once, without backoff
+    recycle_code: int | None = None
+    recycles: int = 0
 
     @property
     def alive(self) -> bool:
@@ -88,8 +91,11 @@ class Supervisor:
     """Keeps ``children`` running until ``stop()`` (or SIGTERM/SIGINT once ``install_signals()`` was called)."""
 
     def __init__(self, children: list[Child], *, log: Callable[[str], None] | None = None,
-                 grace_seconds: float | None = None, poll_seconds: float = 0.2) -> None:
+                 grace_seconds: float | None = None, poll_seconds: float = 0.2,
+                 on_exit: Callable[[Child, int, int], None] | None = None) -> None:
         self.children = children
+        #: told (child, its pid, exit code) as soon as a child is seen dead, e.g. to tell /health (``cli.liveness``)
+        self.on_exit = on_exit
         self.grace_seconds = STOP_GRACE_SECONDS if grace_seconds is None else grace_seconds
         self.poll_seconds = poll_seconds
         self.stopping = False
@@ -130,7 +136,15 @@ class Supervisor:
             code = child.proc.poll()
             if code is None:
                 continue
-            if child.restart_at is None:  # just died
+            if child.restart_at is None and code == child.recycle_code:  # stopped itself after a job
+                self._tell_exit(child, code)
+                child.recycles += 1
+                dead = child.proc.pid
+                self._spawn(child)
+                self._log(f"{child.name} (pid {dead}) gave its memory back after a job (it was over its limit);"
+                          f" a fresh one runs (pid {child.proc.pid})")
+            elif child.restart_at is None:  # just died
+                self._tell_exit(child, code)
                 ran = now - child.started_at
                 child.backoff = FIRST_BACKOFF_SECONDS if ran >= STABLE_SECONDS else child.backoff
                 child.restart_at = now + child.backoff
@@ -142,6 +156,14 @@ class Supervisor:
                 child.restarts += 1
                 self._spawn(child)
                 self._log(f"{child.name} restarted (pid {child.proc.pid}, restart {child.restarts})")
+
+    def _tell_exit(self, child: Child, code: int) -> None:
+        if self.on_exit is None or child.proc is None:
+            return
+        try:
+            self.on_exit(child, child.proc.pid, code)
+        except Exception as exc:  # a listener never stops the supervision
+            self._log(f"could not report the exit of {child.name}: {exc}")
 
     def run(self) -> list[str]:
         """Supervise until told to stop, then stop every child; the names of those that had to be killed."""

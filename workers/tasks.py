@@ -12,6 +12,7 @@ from sqlalchemy.exc import OperationalError
 from evalserve.service.broker.messages import DELIVER_WEBHOOK_TASK, EVALUATE_PART_TASK, EVALUATE_TASK
 from evalserve.service.jobrun.context import context_for
 from evalserve.service.jobrun.heartbeat import install as install_heartbeat
+from evalserve.service.jobrun.memory import install as install_recycler
 from evalserve.service.jobrun.recovery import install as install_sweeper
 from evalserve.service.jobrun.runner import run_job
 from evalserve.service.jobrun.split import run_part
@@ -56,3 +57,4 @@ def deliver_webhook(self: Any, delivery_id: str) -> str:
 
 install_sweeper(app)
 install_heartbeat(app)
+install_recycler(app)

@@ -16,6 +16,8 @@ from pathlib import Path
 from typing import Any
 
 from evalserve.cli.commands import help_of
+from evalserve.cli.health_watch import COMPONENTS, HealthWatch, component_names, problems, wait_for_api
+from evalserve.cli.liveness import DeathNotices
 from evalserve.service.core.config import Settings
 from evalserve.supervisor import Child, Supervisor
 
@@ -81,9 +83,13 @@ def webhook_worker_command(concurrency: int = 4, loglevel: str = "info", queue: 
 def worker_children(concurrency: int, loglevel: str = "info", queue: str | None = None, *,
                     evaluations: bool = True, webhooks: bool = True) -> list[Child]:
     """The supervised processes of a worker: ``concurrency`` evaluation workers (node names unique per
-    supervisor: ``eval<i>-<pid>@host``) and a webhook worker."""
+    supervisor: ``eval<i>-<pid>@host``; one that stops itself to give its memory back is started again at once)
+    and a webhook worker."""
+    from evalserve.service.jobrun.memory import RECYCLE_EXIT_CODE
+
     tag = os.getpid()
-    children = [Child(f"evaluation worker {i}", evaluation_worker_command(f"eval{i}-{tag}", loglevel, queue))
+    children = [Child(f"evaluation worker {i}", evaluation_worker_command(f"eval{i}-{tag}", loglevel, queue),
+                      recycle_code=RECYCLE_EXIT_CODE)
                 for i in range(1, concurrency + 1)] if evaluations else []
     if webhooks:
         children.append(Child("webhook worker", webhook_worker_command(loglevel=loglevel, queue=queue)))
@@ -121,7 +127,7 @@ def worker(args: argparse.Namespace) -> int:
         os.environ["EVALSERVE_QUEUE"] = args.queue
     children = worker_children(max(1, args.concurrency), args.loglevel, args.queue,
                                evaluations=not args.webhooks_only, webhooks=not args.evaluations_only)
-    supervisor = Supervisor(children)
+    supervisor = Supervisor(children, on_exit=DeathNotices(Settings.from_env().database_url))
     supervisor.install_signals()
     supervisor.start()
     supervisor.run()
@@ -153,6 +159,8 @@ def admin_token(settings: Settings) -> str:
 
 
 def serve(args: argparse.Namespace) -> int:
+    from sqlalchemy.exc import OperationalError
+
     from evalserve.service.store.datadir import secure_data_dir
     from evalserve.service.store.migrate import upgrade
 
@@ -162,8 +170,13 @@ def serve(args: argparse.Namespace) -> int:
         return 1
     settings = Settings.from_env()
     secure_data_dir(settings)
-    upgrade(settings.database_url)
-    token = admin_token(settings)
+    try:
+        upgrade(settings.database_url)
+        token = admin_token(settings)
+    except OperationalError as exc:  # name the component, not a traceback
+        print(f"evalserve: {component_names(settings)['database']} is unavailable ({exc.orig or exc}); nothing was"
+              f" started", file=sys.stderr)
+        return 1
     loglevel = args.log_level or "info"
     logs = log_files(settings, args)
     api_log, workers_log = logs or (None, None)
@@ -172,11 +185,14 @@ def serve(args: argparse.Namespace) -> int:
     for child in workers:
         child.log = workers_log
     children = [api, *workers]
-    supervisor = Supervisor(children)
+    supervisor = Supervisor(children, on_exit=DeathNotices(settings.database_url))
     supervisor.install_signals()
     supervisor.start()
     url = f"http://{args.host}:{args.port}"
-    if not _wait_healthy(url, supervisor, api):
+    hint = (lambda: "; its messages are above") if logs is None else (
+        lambda: f"; its messages are in {logs[0]}, the last lines:\n{_tail(logs[0])}")
+    first = wait_for_api(url, supervisor, api, settings.serve_start_seconds, _say, hint)
+    if first is None:
         asked_to_stop = supervisor.stopping
         killed = supervisor.stop()
         if asked_to_stop:
@@ -184,7 +200,8 @@ def serve(args: argparse.Namespace) -> int:
                   flush=True)
             return 0
         where = "above" if logs is None else f"in {logs[0]}; its last lines:\n{_tail(logs[0])}"
-        print(f"evalserve: the API did not start on {url} (its messages are {where})", file=sys.stderr)
+        print(f"evalserve: the API did not start on {url}: it exited with {api.exits[-1] if api.exits else '?'}"
+              f" (its messages are {where})", file=sys.stderr)
         return 1
     backend = "embedded (SQLite database and broker in " + str(settings.data_dir) + ")"
     if not settings.database_url.startswith("sqlite") or not settings.embedded_broker:
@@ -194,10 +211,21 @@ def serve(args: argparse.Namespace) -> int:
           f"  (also in {Path(settings.data_dir) / 'admin-token'}); stop with Ctrl-C\n"
           f"  logs: {'on this terminal' if logs is None else f'{logs[0]} and {logs[1]} (-v: on this terminal)'}",
           flush=True)
+    down = {key: message for key, message in problems(first, settings, url).items() if key in COMPONENTS}
+    for message in down.values():  # the API is up: serve keeps it up and says what is missing
+        _say(message)
+    watch = HealthWatch(url, settings, _say, shown=down)
+    watch.start()
     killed = supervisor.run()  # until SIGTERM or SIGINT; restarts whatever dies meanwhile
+    watch.halt.set()
     print(stopped_line(url, time.monotonic() - (supervisor.stop_requested_at or time.monotonic()), killed),
           flush=True)
     return 0
+
+
+def _say(message: str) -> None:
+    """A line for the terminal, as the supervisor writes its own."""
+    print(f"evalserve: {message}", file=sys.stderr, flush=True)
 
 
 def stopped_line(url: str, seconds: float, killed: list[str]) -> str:
@@ -264,22 +292,3 @@ def _tail(path: Path, lines: int = 20) -> str:
     except OSError:
         return ""
     return "\n".join(text.splitlines()[-lines:])
-
-
-def _wait_healthy(url: str, supervisor: Supervisor, api: Child, timeout: float = 60.0) -> bool:
-    """Wait for the API's first 200 on /health (workers that die meanwhile are restarted); False if the API
-    exits first (e.g. its port is taken), the wait times out, or a stop signal arrives."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline and not supervisor.stopping:
-        if api.proc is not None and api.proc.poll() is not None:
-            api.exits.append(api.proc.returncode)
-            return False
-        supervisor.check()
-        try:
-            with urllib.request.urlopen(url + "/health", timeout=2) as response:
-                if response.status == 200:
-                    return True
-        except OSError:
-            pass
-        time.sleep(0.3)
-    return False

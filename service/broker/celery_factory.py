@@ -30,6 +30,9 @@ def make_celery(settings: Settings) -> Celery:
         task_reject_on_worker_lost=True,
         task_ignore_result=True,
         worker_prefetch_multiplier=1,
+        # prefork pools (a worker started by hand with ``celery worker``) replace a child over the memory setting;
+        # evalserve's own single-process workers recycle themselves (``jobrun.memory``)
+        worker_max_memory_per_child=int(settings.worker_max_rss_mb * 1024) or None,
         worker_hijack_root_logger=False,
         broker_connection_retry_on_startup=True,
         broker_transport_options=transport_options,

@@ -179,6 +179,12 @@ class Settings:
     worker_heartbeat_seconds: float = 5.0  # how often each worker process writes its heartbeat row
     health_worker_stale_seconds: float = 30.0  # /health is degraded when no worker heartbeated this recently
     health_queue_stale_seconds: float = 300.0  # ... or when a job has been queued longer than this
+    # an evaluation worker still resident over this after a job (and after giving freed memory back) is replaced by
+    # a fresh process once the job is acknowledged (``jobrun.memory``); 0: never
+    worker_max_rss_mb: float = 1024.0
+    # how long ``serve`` waits for the API's first answer before it says on the terminal that the API has not
+    # answered; it keeps waiting while the API process runs, and never stops an API that answers
+    serve_start_seconds: float = 60.0
     split_runs: int = 10  # an evaluation job is split into parts of at least this many runs (0: never split)
     split_max_parts: int = 16  # ... and into at most this many parts
     catalogue_dir: Path | None = None  # where published judgment sets lie (POST /v1/catalogue)
@@ -218,10 +224,11 @@ class Settings:
         ``EVALSERVE_WEBHOOK_PING_INTERVAL_SECONDS`` (default 10), ``EVALSERVE_WEBHOOK_TASK_PINGS_PER_MINUTE``
         (default 10), ``EVALSERVE_WORKER_HEARTBEAT_SECONDS``
         (default 5), ``EVALSERVE_HEALTH_WORKER_STALE_SECONDS`` (default 30), ``EVALSERVE_HEALTH_QUEUE_STALE_SECONDS``
-        (default 300), ``EVALSERVE_SPLIT_RUNS`` (default 10: jobs of 20 runs or more are split over workers in parts of
-        at least 10 runs; 0 never splits), ``EVALSERVE_SPLIT_MAX_PARTS`` (default 16), ``EVALSERVE_CATALOGUE_DIR``
-        (published judgment sets the admin route may load; default none); the per-user limits: ``Limits.from_env``;
-        uploads in flight: ``UploadBudget.from_env``."""
+        (default 300), ``EVALSERVE_WORKER_MAX_RSS_MB`` (default 1024; 0: never recycle),
+        ``EVALSERVE_SERVE_START_SECONDS`` (default 60), ``EVALSERVE_SPLIT_RUNS`` (default 10: jobs of 20 runs or
+        more are split over workers in parts of at least 10 runs; 0 never splits), ``EVALSERVE_SPLIT_MAX_PARTS``
+        (default 16), ``EVALSERVE_CATALOGUE_DIR`` (published judgment sets the admin route may load; default none);
+        the per-user limits: ``Limits.from_env``; uploads in flight: ``UploadBudget.from_env``."""
         env = dict(os.environ if environ is None else environ)
         data_dir = Path(env.get("EVALSERVE_DATA_DIR") or default_data_dir()).expanduser()
         database_url = _normalise_database_url(env.get("DATABASE_URL") or f"sqlite:///{data_dir / 'evalserve.db'}")
@@ -263,6 +270,8 @@ class Settings:
             worker_heartbeat_seconds=float(env.get("EVALSERVE_WORKER_HEARTBEAT_SECONDS", "5")),
             health_worker_stale_seconds=float(env.get("EVALSERVE_HEALTH_WORKER_STALE_SECONDS", "30")),
             health_queue_stale_seconds=float(env.get("EVALSERVE_HEALTH_QUEUE_STALE_SECONDS", "300")),
+            worker_max_rss_mb=float(env.get("EVALSERVE_WORKER_MAX_RSS_MB", "1024")),
+            serve_start_seconds=float(env.get("EVALSERVE_SERVE_START_SECONDS", "60")),
             split_runs=int(env.get("EVALSERVE_SPLIT_RUNS", "10")),
             split_max_parts=int(env.get("EVALSERVE_SPLIT_MAX_PARTS", "16")),
             catalogue_dir=Path(env["EVALSERVE_CATALOGUE_DIR"]).expanduser() if env.get("EVALSERVE_CATALOGUE_DIR")

@@ -7,6 +7,7 @@ from typing import Any
 
 from sqlalchemy import text
 
+from evalserve.service.broker.probe import check_broker
 from evalserve.service.core.state import ServiceState
 from evalserve.service.jobs import worker_status
 from evaluation.report import engine_version
@@ -27,8 +28,7 @@ def health_report(st: ServiceState) -> tuple[dict[str, Any], int]:
     except Exception as exc:
         report["database"] = f"unavailable: {type(exc).__name__}"
     try:
-        with st.queue.celery.connection_for_write() as conn:
-            conn.ensure_connection(max_retries=1, timeout=2)
+        check_broker(st.queue.celery, timeout=2)
     except Exception as exc:
         report["broker"] = f"unavailable: {type(exc).__name__}"
     if report["database"] != "ok" or report["broker"] != "ok":

@@ -30,6 +30,15 @@ def forget(db: Database, name: str) -> None:
         s.execute(delete(WorkerHeartbeat).where(WorkerHeartbeat.name == name))
 
 
+def forget_process(db: Database, host: str, pid: int) -> int:
+    """A supervisor saw process ``pid`` on ``host`` die: remove its rows at once, so ``/health`` counts it gone
+    now rather than when its heartbeat grows stale; returns how many."""
+    with db.session() as s:
+        result = s.execute(delete(WorkerHeartbeat).where(WorkerHeartbeat.host == host[:200],
+                                                         WorkerHeartbeat.pid == pid))
+        return int(getattr(result, "rowcount", 0) or 0)
+
+
 def prune(db: Database, older_than_seconds: float) -> int:
     """Remove the rows of workers silent for longer than ``older_than_seconds``; returns how many."""
     cutoff = utcnow() - timedelta(seconds=older_than_seconds)

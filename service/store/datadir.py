@@ -44,8 +44,17 @@ def secure_data_dir(settings: Settings) -> None:
         path = sqlite_path(url)
         if path is None:
             continue
-        path.parent.mkdir(parents=True, mode=DIR_MODE, exist_ok=True)
-        os.close(os.open(path, os.O_WRONLY | os.O_CREAT, FILE_MODE))  # an empty file is an empty database
+        try:
+            path.parent.mkdir(parents=True, mode=DIR_MODE, exist_ok=True)
+            os.close(os.open(path, os.O_WRONLY | os.O_CREAT, FILE_MODE))  # an empty file is an empty database
+        except OSError as exc:
+            if url == settings.database_url:
+                raise
+            # an unreachable embedded broker stops nothing: the API accepts jobs into the database and /health
+            # (and ``serve``) say the broker is down until it is back
+            log.warning("the embedded broker %s cannot be opened (%s); jobs wait in the database until it can", path,
+                        exc.strerror or exc)
+            continue
         for companion in (path, path.with_name(path.name + "-wal"), path.with_name(path.name + "-shm")):
             if companion.exists():
                 _tighten(companion, FILE_MODE)

@@ -72,3 +72,23 @@ def test_the_soft_time_limit_interrupts_a_job() -> None:
     with time_limit(0.3, 60):  # a job within its limits is untouched
         pass
     time.sleep(0.5)
+
+
+def test_a_recycling_child_is_restarted_at_once_and_every_exit_is_told() -> None:
+    """A child that exits with its ``recycle_code`` (a worker giving its memory back) comes back at once, with no
+    backoff and no crash line; ``on_exit`` hears of every exit with the dead process's pid."""
+    recycler = Child("recycler", [sys.executable, "-c", "raise SystemExit(79)"], recycle_code=79, backoff=5.0)
+    told: list[tuple[str, int, int]] = []
+    logged: list[str] = []
+    sup = Supervisor([recycler], log=logged.append, on_exit=lambda child, pid, code: told.append((child.name, pid,
+                                                                                                   code)))
+    sup.start()
+    try:
+        first = recycler.pid
+        _run_for(sup, 2.0)
+        assert recycler.recycles >= 2 and recycler.restarts == 0 and recycler.exits == []
+        assert told[0] == ("recycler", first, 79) and len(told) >= 2
+        assert not any("exited with" in line for line in logged)
+        assert any("gave its memory back" in line for line in logged)
+    finally:
+        sup.stop()
