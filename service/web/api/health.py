@@ -13,6 +13,7 @@ from flask_smorest import Blueprint
 from evalserve.service.jobs.health import health_report
 from evalserve.service.web.context import state
 from evalserve.service.web.schemas import HealthSchema
+from evalserve.service.web.waiting import wait_count
 
 blp = Blueprint("health", __name__, url_prefix="/health", description="Liveness and dependencies")
 
@@ -22,4 +23,8 @@ blp = Blueprint("health", __name__, url_prefix="/health", description="Liveness 
 @blp.alt_response(503, schema=HealthSchema, description="the database or the broker is down")
 @blp.doc(security=[])  # public: no token needed
 def health() -> Any:
-    return health_report(state())
+    report, status = health_report(state())
+    waits = wait_count()
+    if waits is not None:  # this process's parked long-polls (web.waiting)
+        report["waits"] = waits.snapshot()
+    return report, status
