@@ -324,7 +324,8 @@ class HealthQueueSchema(ma.Schema):
 
 class HealthWaitsSchema(ma.Schema):
     open = ma.fields.Integer(metadata={"description": "long-polls the answering API process holds now"})
-    refused = ma.fields.Integer(metadata={"description": "long-polls it answered at once, over a cap, since it started"})
+    refused = ma.fields.Integer(metadata={
+        "description": "long-polls it answered at once, over a cap, since it started"})
     per_caller_cap = ma.fields.Integer(metadata={"description": "EVALSERVE_MAX_WAITS_PER_CALLER"})
     total_cap = ma.fields.Integer(metadata={"description": "EVALSERVE_MAX_WAITS"})
 

@@ -37,7 +37,7 @@ PARK_KEY = "evalserve.park"
 #: request threads per API process: that many requests are served at once, parked waits not counted
 THREADS = 8
 #: seconds between two looks at the parked keys: a change is answered within this (plus one read)
-WATCH_SECONDS = 0.05
+WATCH_SECONDS = 0.02
 #: ``Retry-After`` of a wait answered at once because it was over a cap
 REFUSED_RETRY_AFTER = 5
 #: the extension under which the Flask app finds its process's ``WaitCount`` (for /health)
@@ -182,8 +182,9 @@ class WaitingApp:
         loop = asyncio.get_running_loop()
         woken = self.watcher.add(park)
         gone = loop.create_task(_disconnected(receive))
+        either: set[asyncio.Future[Any]] = {woken, gone}
         try:
-            done, _ = await asyncio.wait({woken, gone}, timeout=park.seconds,
+            done, _ = await asyncio.wait(either, timeout=park.seconds,
                                          return_when=asyncio.FIRST_COMPLETED)
         finally:
             self.watcher.remove(park)

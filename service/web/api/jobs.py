@@ -63,7 +63,7 @@ class OneJob(MethodView):
             park = Park(budget_owner(current_token()), job_id, min(query["wait"], MAX_WAIT_SECONDS),
                         look=lambda: tagged(caller_jobs.job_now(st, job_id)),
                         settled=lambda t, d: t not in watched or d["state"] in FINAL_STATES,
-                        finish=_answer_later(current_app._get_current_object(), known))
+                        finish=_answer_later(current_app._get_current_object(), known))  # type: ignore[attr-defined]
             if park.settled(tag, document) or not offer_park(park):  # parked: answered from the event loop
                 tag, document = wait_for_change(lambda: tagged(caller_jobs.job_now(st, job_id)), watched,
                                                 query["wait"], done=lambda d: d["state"] in FINAL_STATES)
@@ -101,7 +101,8 @@ def _answer_later(app: Flask, known: set[str]) -> Callable[[str, dict[str, Any]]
         if matches(tag, known):
             return 304, headers, b""
         with app.app_context():
-            body = app.json.response(JobSchema().dump(document)).get_data()
+            response: Any = app.json.response(JobSchema().dump(document))  # Flask's: bytes, as a view sends them
+            body = bytes(response.get_data())
         return 200, {**headers, "Content-Type": "application/json"}, body
 
     return finish
