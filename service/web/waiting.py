@@ -70,6 +70,11 @@ def offer_park(park: Park) -> bool:
     return True
 
 
+def evented() -> bool:
+    """Whether the request is served by the evented layer (where no view may hold its thread to wait)."""
+    return isinstance(request.environ.get("asgi.scope"), dict)
+
+
 def wait_count() -> WaitCount | None:
     """This process's count of parked waits, for /health (None when not served by the evented layer)."""
     from flask import current_app

@@ -4,7 +4,7 @@ another user's ``GET /v1/collections`` and anonymous ``/health`` still answer in
 processes start no thread for them, and once the clients hang up the server lets go of every wait within 1 s (no
 socket left half-closed, ``/health`` counts none open); each API process keeps its fixed threads (the loop, the
 request pool of ``THREADS``, one watcher). Over a cap a long-poll is answered at once with
-``Retry-After``. Nothing accepted is lost: the queued job runs once a worker starts, and a held long-poll sees it."""
+``Retry-After`` (a ``HEAD``, which is never parked, at once too). Nothing accepted is lost: the queued job runs once a worker starts, and a held long-poll sees it."""
 
 from __future__ import annotations
 
@@ -217,3 +217,7 @@ def test_over_a_cap_a_long_poll_is_answered_at_once_with_retry_after(cap: str, s
         assert reply.startswith("HTTP/1.1 304"), reply  # the job as the client has it: unchanged
         assert "retry-after: 5\r\n" in reply.lower() and f"over the {cap} cap" in reply
     assert refused > 0
+    with live.client(waiter) as http:  # HEAD is never parked: answered at once, never by a held thread
+        started = time.monotonic()
+        head = http.head(f"/v1/jobs/{job_id}", params={"wait": 30}, headers={"If-None-Match": etag})
+        assert head.status_code == 304 and time.monotonic() - started < 3

@@ -20,7 +20,7 @@ from evalserve.service.web.auth import current_token, require
 from evalserve.service.web.context import session, state, unit_of_work
 from evalserve.service.web.problems import PROBLEM_JSON, ProblemSchema
 from evalserve.service.web.schemas import JobQuerySchema, JobSchema, PlotQuerySchema, ResultQuerySchema
-from evalserve.service.web.waiting import Answer, Park, offer_park
+from evalserve.service.web.waiting import Answer, Park, evented, offer_park
 from evaluation.result_formats import ResultFormat
 
 blp = Blueprint("jobs", __name__, url_prefix="/v1/jobs", description="Jobs and results")
@@ -64,9 +64,10 @@ class OneJob(MethodView):
                         look=lambda: tagged(caller_jobs.job_now(st, job_id)),
                         settled=lambda t, d: t not in watched or d["state"] in FINAL_STATES,
                         finish=_answer_later(current_app._get_current_object(), known))  # type: ignore[attr-defined]
-            if park.settled(tag, document) or not offer_park(park):  # parked: answered from the event loop
+            if not park.settled(tag, document) and not offer_park(park) and not evented():
                 tag, document = wait_for_change(lambda: tagged(caller_jobs.job_now(st, job_id)), watched,
                                                 query["wait"], done=lambda d: d["state"] in FINAL_STATES)
+            # parked: answered from the event loop; not parkable there (HEAD): the job as it is, never a held thread
         headers = job_headers(tag, document)
         if matches(tag, known):
             return not_modified(tag, headers)
