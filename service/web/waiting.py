@@ -5,7 +5,8 @@ what to watch and how to answer later. The loop then holds the connection (a cor
 watched thing changes, the wait's bound passes or the client disconnects, and sends the park's ``finish``.
 
 One watcher thread per process looks at every parked key every ``WATCH_SECONDS`` (one look per distinct key,
-however many wait on it). Parked waits are counted per budget owner and in total (``core.longpoll.WaitCount``);
+however many wait on it; when a round of looks takes longer, the pause is twice the round, so the thread is never
+more than about a third busy). Parked waits are counted per budget owner and in total (``core.longpoll.WaitCount``);
 over a cap the immediate answer goes out at once with ``Retry-After: REFUSED_RETRY_AFTER``.
 """
 
@@ -105,9 +106,12 @@ class Watcher:
 
     async def _run(self) -> None:
         loop = asyncio.get_running_loop()
+        pause = self.every
         while self._parked:
-            await asyncio.sleep(self.every)
+            await asyncio.sleep(pause)
+            started = loop.time()
             settled = await loop.run_in_executor(self.executor, _look_all, list(self._parked))
+            pause = max(self.every, 2 * (loop.time() - started))  # many parked jobs: the thread stays a third busy
             for park, seen in settled:
                 woken = self._parked.get(park)
                 if woken is not None and not woken.done():

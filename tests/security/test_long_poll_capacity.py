@@ -3,8 +3,9 @@ serve` starts them), both backends, 127.0.0.1 only. One user holds 200 ``?wait=3
 another user's ``GET /v1/collections`` and anonymous ``/health`` still answer in under 0.5 s (p95 of 20), the API
 processes start no thread for them, and once the clients hang up the server lets go of every wait within 1 s (no
 socket left half-closed, ``/health`` counts none open); each API process keeps its fixed threads (the loop, the
-request pool of ``THREADS``, one watcher). Over a cap a long-poll is answered at once with
-``Retry-After`` (a ``HEAD``, which is never parked, at once too). Nothing accepted is lost: the queued job runs once a worker starts, and a held long-poll sees it."""
+request pool of ``THREADS``, one watcher). Over a cap a long-poll is answered at once with ``Retry-After`` (a
+``HEAD``, which is never parked, at once too). Nothing accepted is lost: the queued job runs once a worker starts,
+and a held long-poll sees it."""
 
 from __future__ import annotations
 
