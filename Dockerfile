@@ -45,8 +45,9 @@ EXPOSE 8000
 HEALTHCHECK --interval=30s --timeout=5s --start-period=30s --retries=3 \
     CMD ["python", "-c", "import sys, urllib.request; sys.exit(0 if urllib.request.urlopen('http://127.0.0.1:8000/health', timeout=4).status == 200 else 1)"]
 
-# gunicorn takes its worker count from WEB_CONCURRENCY; a long request timeout because uploads can be large; threads
-# so that long-polls (GET /v1/jobs/{id}?wait=) hold a thread, not a process; a short graceful timeout so that
+# gunicorn takes its worker count from WEB_CONCURRENCY; a long request timeout because uploads can be large; its
+# ASGI worker, so that long-polls (GET /v1/jobs/{id}?wait=) wait on each process's event loop, not in a thread
+# (the Flask app runs on 8 threads per process: evalserve.service.web.asgi); a short graceful timeout so that
 # `docker stop` (SIGTERM, SIGKILL 10 s later) ends it cleanly even while clients long-poll (a cut-off long-poll
 # is retried by the Python client)
-CMD ["gunicorn", "--bind", "0.0.0.0:8000", "--worker-class", "gthread", "--threads", "8", "--timeout", "300", "--graceful-timeout", "5", "--access-logfile", "-", "evalserve.service.web.wsgi:app"]
+CMD ["gunicorn", "--bind", "0.0.0.0:8000", "--worker-class", "asgi", "--asgi-loop", "asyncio", "--timeout", "300", "--graceful-timeout", "5", "--access-logfile", "-", "evalserve.service.web.asgi:app"]

@@ -99,17 +99,14 @@ def worker_children(concurrency: int, loglevel: str = "info", queue: str | None 
 #: how long gunicorn lets a request in flight finish once told to stop (a long-poll is cut: clients poll again)
 API_GRACE_SECONDS = 1
 
-#: threads per API process: a long-poll (``GET /v1/jobs/{id}?wait=``, at most 30 s) holds one thread, not a process
-API_THREADS = 8
-
-
 def api_command(host: str, port: int, workers: int, loglevel: str = "info") -> list[str]:
-    """gunicorn with ``workers`` processes of ``API_THREADS`` threads each (gthread): that many requests, long-polls
-    included, are served at once."""
+    """gunicorn with ``workers`` processes of its ASGI worker: each serves the Flask app on a pool of threads
+    (``web.waiting.THREADS``) and holds long-polls (``GET /v1/jobs/{id}?wait=``) on its event loop, without a
+    thread each (``web.asgi``)."""
     return [sys.executable, "-m", "gunicorn", "-c", "python:evalserve.cli.gunicorn_hooks", "--bind", f"{host}:{port}",
-            "--workers", str(workers), "--worker-class", "gthread", "--threads", str(API_THREADS),
-            "--timeout", "300", "--graceful-timeout", str(API_GRACE_SECONDS), "--access-logfile", "-",
-            "--log-level", loglevel, "evalserve.service.web.wsgi:app"]
+            "--workers", str(workers), "--worker-class", "asgi", "--asgi-loop", "asyncio", "--timeout", "300",
+            "--graceful-timeout", str(API_GRACE_SECONDS), "--access-logfile", "-", "--log-level", loglevel,
+            "evalserve.service.web.asgi:app"]
 
 
 def log_files(settings: Settings, args: argparse.Namespace) -> tuple[Path, Path] | None:

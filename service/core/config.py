@@ -92,6 +92,8 @@ class Limits:
     max_measures: int = 200  # measures per evaluation request
     max_runs_per_request: int = 100  # run files (or stored runs) per request
     max_form_parts: int = 1000  # multipart parts (files and fields) of one request
+    waits_per_caller: int = 20  # long-polls (?wait=) one caller holds at once, per API process
+    waits_total: int = 1000  # long-polls held at once by one API process, all callers together
 
     @classmethod
     def from_env(cls, env: dict[str, str]) -> Limits:
@@ -99,7 +101,8 @@ class Limits:
         ``EVALSERVE_REGISTER_RATE_LIMIT`` (10/hour), ``EVALSERVE_RATE_LIMIT_STORAGE`` (empty: ``REDIS_URL`` or
         ``evalserve+sqlite:///DATA_DIR/ratelimits.db``), ``EVALSERVE_QUOTA_STORAGE_MB`` (1024),
         ``EVALSERVE_QUOTA_ACTIVE_JOBS`` (20), ``EVALSERVE_QUOTA_JOBS_PER_DAY`` (1000),
-        ``EVALSERVE_MAX_RUNS_PER_REQUEST`` (100), ``EVALSERVE_MAX_FORM_PARTS`` (1000)."""
+        ``EVALSERVE_MAX_RUNS_PER_REQUEST`` (100), ``EVALSERVE_MAX_FORM_PARTS`` (1000),
+        ``EVALSERVE_MAX_WAITS_PER_CALLER`` (20), ``EVALSERVE_MAX_WAITS`` (1000)."""
         return cls(
             rate=env.get("EVALSERVE_RATE_LIMIT", cls.rate).strip(),
             upload_rate=env.get("EVALSERVE_UPLOAD_RATE_LIMIT", cls.upload_rate).strip(),
@@ -110,6 +113,8 @@ class Limits:
             jobs_per_day=int(env.get("EVALSERVE_QUOTA_JOBS_PER_DAY", str(cls.jobs_per_day))),
             max_runs_per_request=int(env.get("EVALSERVE_MAX_RUNS_PER_REQUEST", str(cls.max_runs_per_request))),
             max_form_parts=int(env.get("EVALSERVE_MAX_FORM_PARTS", str(cls.max_form_parts))),
+            waits_per_caller=int(env.get("EVALSERVE_MAX_WAITS_PER_CALLER", str(cls.waits_per_caller))),
+            waits_total=int(env.get("EVALSERVE_MAX_WAITS", str(cls.waits_total))),
         )
 
 

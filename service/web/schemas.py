@@ -332,6 +332,14 @@ class HealthRateLimitsSchema(ma.Schema):
                                                    " unchecked because the storage was down (since it started)"})
 
 
+class HealthWaitsSchema(ma.Schema):
+    open = ma.fields.Integer(metadata={"description": "long-polls the answering API process holds now"})
+    refused = ma.fields.Integer(metadata={
+        "description": "long-polls it answered at once, over a cap, since it started"})
+    per_caller_cap = ma.fields.Integer(metadata={"description": "EVALSERVE_MAX_WAITS_PER_CALLER"})
+    total_cap = ma.fields.Integer(metadata={"description": "EVALSERVE_MAX_WAITS"})
+
+
 class HealthSchema(ma.Schema):
     status = ma.fields.String(metadata={"description": "ok, or degraded: with HTTP 503 when the database or the"
                                         " broker is down, with 200 when no worker is alive, the queue is stuck or"
@@ -343,3 +351,5 @@ class HealthSchema(ma.Schema):
     queue = ma.fields.Nested(HealthQueueSchema)
     rate_limits = ma.fields.Nested(HealthRateLimitsSchema)
     problems = ma.fields.List(ma.fields.String(), metadata={"description": "why the status is degraded"})
+    waits = ma.fields.Nested(HealthWaitsSchema, metadata={
+        "description": "long-polls of the API process that answered (absent when not served by the ASGI worker)"})

@@ -91,17 +91,19 @@ def check_evalserve_command(argv: list[str]) -> None:
 
 
 def check_gunicorn_command(argv: list[str], tmp_path: Path) -> None:
-    """gunicorn's options are known to gunicorn, and its app (``module:variable``) imports and is a WSGI app."""
+    """gunicorn's options are known to gunicorn, its worker is the ASGI one (long-polls hold no thread), and its app
+    (``module:variable``) imports and is the ASGI app around the Flask app."""
     from gunicorn.config import Config
 
     parser = Config().parser()
     options = parser.parse_args(argv[1:])
     assert options.bind == ["0.0.0.0:8000"], "bind on every interface inside the container, port 8000"
     module, _, variable = options.args[0].partition(":")
-    assert (module, variable) == ("evalserve.service.web.wsgi", "app")
+    assert (module, variable) == ("evalserve.service.web.asgi", "app") and options.worker_class == "asgi"
     env = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "REDIS_URL")}
     env.update(EVALSERVE_DATA_DIR=str(tmp_path), PYTHONPATH=str(ROOT))
-    code = f"import {module} as m; app = m.{variable}; assert callable(app) and app.wsgi_app; print(app.name)"
+    code = (f"import {module} as m; app = m.{variable}; assert callable(app) and app.flask.wsgi_app;"
+            " print(app.flask.name)")
     done = subprocess.run([sys.executable, "-c", code], env=env, cwd=tmp_path, capture_output=True, text=True,
                           timeout=120)
     assert done.returncode == 0 and done.stdout.strip() == "evalserve", done.stderr

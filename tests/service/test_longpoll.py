@@ -1,11 +1,12 @@
 """``service.core.longpoll.wait_for_change`` on a fake clock: it answers at the first look whose tag is new, when the
-value is final, or at the bound (capped at ``MAX_WAIT_SECONDS``); it looks every ``STEP_SECONDS``."""
+value is final, or at the bound (capped at ``MAX_WAIT_SECONDS``); it looks every ``STEP_SECONDS``. ``WaitCount``
+admits waits under the caps per caller and in total."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
-from evalserve.service.core.longpoll import MAX_WAIT_SECONDS, STEP_SECONDS, wait_for_change
+from evalserve.service.core.longpoll import MAX_WAIT_SECONDS, STEP_SECONDS, WaitCaps, WaitCount, wait_for_change
 
 
 class Clock:
@@ -50,3 +51,16 @@ def test_an_unchanged_value_is_answered_at_the_bound_which_is_capped() -> None:
     wait_for_change(_loader(["a"]), {"a"}, 10 * MAX_WAIT_SECONDS, clock=lambda: clock.now, sleep=clock.sleep,
                     step=1.0)
     assert clock.now == MAX_WAIT_SECONDS
+
+
+def test_wait_count_admits_under_both_caps_and_counts_the_refused() -> None:
+    count = WaitCount(WaitCaps(per_caller=2, total=3))
+    assert [count.enter("token:a") for _ in range(3)] == [None, None, "caller"]
+    assert count.enter("token:b") is None
+    assert count.enter("addr:127.0.0.1") == "total"  # three held: nobody else, whoever it is
+    count.leave("token:a")
+    assert count.enter("addr:127.0.0.1") is None
+    assert count.snapshot() == {"open": 3, "refused": 2, "per_caller_cap": 2, "total_cap": 3}
+    for owner in ("token:a", "token:b", "addr:127.0.0.1"):
+        count.leave(owner)
+    assert count.snapshot()["open"] == 0 and count.enter("token:a") is None

@@ -15,6 +15,7 @@ from evalserve.service.jobs.health import health_report
 from evalserve.service.web.context import state
 from evalserve.service.web.ratelimits import rate_limits_status
 from evalserve.service.web.schemas import HealthSchema
+from evalserve.service.web.waiting import wait_count
 
 blp = Blueprint("health", __name__, url_prefix="/health", description="Liveness and dependencies")
 
@@ -32,4 +33,7 @@ def health() -> Any:
             report["status"] = "degraded"
             report["problems"].append(f"rate limits' storage {limits['where']} {limits['storage']}: uploads and"
                                       " registration attempts are refused (503) until it is back")
+    waits = wait_count()
+    if waits is not None:  # this process's parked long-polls (web.waiting)
+        report["waits"] = waits.snapshot()
     return report, status

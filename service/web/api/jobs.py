@@ -3,14 +3,16 @@ makes one call to ``jobs.queries`` and answers with what it returns."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
-from flask import Response
+from flask import Flask, Response, current_app
 from flask.views import MethodView
 from flask_smorest import Blueprint
 
+from evalserve.service.access.principal import budget_owner
 from evalserve.service.core.etags import etag_of, matches
-from evalserve.service.core.longpoll import wait_for_change
+from evalserve.service.core.longpoll import MAX_WAIT_SECONDS, wait_for_change
 from evalserve.service.jobs import queries as caller_jobs
 from evalserve.service.store.models import FINAL_STATES
 from evalserve.service.web.api.conditional import if_none_match, not_modified
@@ -18,6 +20,7 @@ from evalserve.service.web.auth import current_token, require
 from evalserve.service.web.context import session, state, unit_of_work
 from evalserve.service.web.problems import PROBLEM_JSON, ProblemSchema
 from evalserve.service.web.schemas import JobQuerySchema, JobSchema, PlotQuerySchema, ResultQuerySchema
+from evalserve.service.web.waiting import Answer, Park, evented, offer_park
 from evaluation.result_formats import ResultFormat
 
 blp = Blueprint("jobs", __name__, url_prefix="/v1/jobs", description="Jobs and results")
@@ -56,11 +59,16 @@ class OneJob(MethodView):
         known = if_none_match()
         if query["wait"] > 0:
             unit_of_work().end_reads()  # each look reads the job as committed now, in a short session of its own
-            tag, document = wait_for_change(lambda: tagged(caller_jobs.job_now(st, job_id)), known or {tag},
-                                            query["wait"], done=lambda d: d["state"] in FINAL_STATES)
-        headers = {"ETag": tag}
-        if document["state"] not in FINAL_STATES:
-            headers["Retry-After"] = "1"
+            watched = known or {tag}
+            park = Park(budget_owner(current_token()), job_id, min(query["wait"], MAX_WAIT_SECONDS),
+                        look=lambda: tagged(caller_jobs.job_now(st, job_id)),
+                        settled=lambda t, d: t not in watched or d["state"] in FINAL_STATES,
+                        finish=_answer_later(current_app._get_current_object(), known))  # type: ignore[attr-defined]
+            if not park.settled(tag, document) and not offer_park(park) and not evented():
+                tag, document = wait_for_change(lambda: tagged(caller_jobs.job_now(st, job_id)), watched,
+                                                query["wait"], done=lambda d: d["state"] in FINAL_STATES)
+            # parked: answered from the event loop; not parkable there (HEAD): the job as it is, never a held thread
+        headers = job_headers(tag, document)
         if matches(tag, known):
             return not_modified(tag, headers)
         return document, 200, headers
@@ -75,6 +83,30 @@ class OneJob(MethodView):
 def tagged(document: dict[str, Any]) -> tuple[str, dict[str, Any]]:
     """The job as shown, with its ETag."""
     return etag_of(document), document
+
+
+def job_headers(tag: str, document: dict[str, Any]) -> dict[str, str]:
+    """A job answer's headers: its ETag, and ``Retry-After: 1`` while it may still change."""
+    headers = {"ETag": tag}
+    if document["state"] not in FINAL_STATES:
+        headers["Retry-After"] = "1"
+    return headers
+
+
+def _answer_later(app: Flask, known: set[str]) -> Callable[[str, dict[str, Any]], Answer]:
+    """How a parked long-poll is answered once its wait ends, as ``OneJob.get`` would answer (the event loop's
+    watcher thread calls it, outside any request)."""
+
+    def finish(tag: str, document: dict[str, Any]) -> Answer:
+        headers = job_headers(tag, document)
+        if matches(tag, known):
+            return 304, headers, b""
+        with app.app_context():
+            response: Any = app.json.response(JobSchema().dump(document))  # Flask's: bytes, as a view sends them
+            body = bytes(response.get_data())
+        return 200, {**headers, "Content-Type": "application/json"}, body
+
+    return finish
 
 
 @blp.route("/<string:job_id>/result")
