@@ -112,7 +112,9 @@ return 1
 @dataclass
 class RedisLedger:
     """The deployment's reservations in Redis (a hash of amounts and a sorted set of expiry times, so the
-    reservation of a process that died lapses after ``ttl`` seconds). Redis unreachable: refused (fail closed)."""
+    reservation of a process that died lapses after ``ttl`` seconds). Redis unreachable: the upload is bounded by
+    its process's budget alone (memory stays bounded per process; the rate limits, whose storage is the same Redis,
+    refuse callers' uploads then, so only admins' get here), logged."""
 
     url: str
     prefix: str
@@ -131,9 +133,10 @@ class RedisLedger:
         try:
             fits = self._redis().eval(_TAKE, 2, f"{self.prefix}:amounts", f"{self.prefix}:expiry", key, amount,
                                       self.budget, time.time(), self.ttl)
-        except Exception as exc:  # redis down: uploads fail closed, loudly
-            log.error("upload budget: Redis unreachable, upload refused: %s", exc)
-            raise Busy("redis-unreachable") from None
+        except Exception as exc:  # redis down: the process's own budget still holds, loudly
+            log.error("upload budget: Redis unreachable, this upload is bounded by the process's budget only: %s",
+                      exc)
+            return
         if not fits:
             raise Busy("deployment")
 
@@ -193,8 +196,7 @@ class UploadGate:
                              " EVALSERVE_UPLOAD_BUDGET_MB)",
                   "deployment": "the uploads being validated by the service would pass its memory budget"
                                 f" ({self.settings.global_bytes >> 20} MiB of inflated input,"
-                                " EVALSERVE_UPLOAD_GLOBAL_BUDGET_MB)",
-                  "redis-unreachable": "the upload budget's store (Redis) is unreachable"}[where]
+                                " EVALSERVE_UPLOAD_GLOBAL_BUDGET_MB)"}[where]
         return ServiceError(503, ProblemCode.UPLOADS_BUSY, f"{reason}; retry in {wait} s (nothing was stored)",
                             headers={"Retry-After": str(wait)})
 
