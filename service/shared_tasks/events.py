@@ -1,6 +1,8 @@
-"""What a finished submission evaluation announces: ``submission.evaluated`` (its state and scores) and, when it
-changed the current leaderboard, ``leaderboard.changed`` (the new top rows). Deliveries are recorded in the same
-transaction that reads the outcome, so they are durable before anything is sent (``webhooks.delivery``)."""
+"""What a finished submission evaluation changes and announces: its phase's stored leaderboards are computed
+here, on the worker (``shared_tasks.stored``), and it announces ``submission.evaluated`` (its state and scores)
+and, when it changed the current leaderboard, ``leaderboard.changed`` (the new top rows). Deliveries are recorded
+in the same transaction that reads the outcome, so they are durable before anything is sent
+(``webhooks.delivery``)."""
 
 from __future__ import annotations
 
@@ -9,7 +11,8 @@ from typing import Any
 
 from evalserve.service.jobs.events import JobFinished
 from evalserve.service.jobs.kinds import KINDS, EvaluationRequest
-from evalserve.service.shared_tasks.leaderboard import task_leaderboard
+from evalserve.service.shared_tasks.leaderboard import SELECTIONS, candidates
+from evalserve.service.shared_tasks.stored import StoredBoard, refresh_board
 from evalserve.service.store.blobs import BlobStore
 from evalserve.service.store.db import Database
 from evalserve.service.store.models import Job, JobState, Participant, Phase, Submission, Task, WebhookEvent, as_utc
@@ -46,8 +49,14 @@ def announce_job(db: Database, blobs: BlobStore, job_id: str) -> list[str]:
                       "leaderboard": f"/v1/tasks/{task.id}/leaderboard"},
         }
         ids = record_event(s, task.id, WebhookEvent.SUBMISSION_EVALUATED, payload)
+        if job.state == JobState.SUCCEEDED and version <= task.version:  # the phase's stored boards, computed here
+            cands = candidates(s, task, phase, version)
+            rows = {selection: refresh_board(s, blobs, task, phase, version, selection, cands)
+                    for selection in SELECTIONS}
         if job.state == JobState.SUCCEEDED and version == task.version:
-            board = task_leaderboard(s, blobs, task, phase_name=phase.name).document
+            row = rows["latest"]
+            stored = StoredBoard(row.blob_sha256, 0, as_utc(row.computed_at))
+            board = stored.document(stored.payload(s, blobs))
             if any(row["key"] == sub.id for row in board["rows"]):
                 top = [{"rank": r["rank"], "team": r["extra"]["team"], "submission": r["key"],
                         "score": r["scores"][board["primary"]], "baseline": r["baseline"]}
