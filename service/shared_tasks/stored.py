@@ -153,7 +153,7 @@ def refresh_task(db: Database, blobs: BlobStore, task_id: str, version: int | No
                 seen = None if before is None else (before.inputs, before.blob_sha256)
                 row = refresh_board(s, blobs, task, phase, version, selection, cands)
                 computed += seen != (row.inputs, row.blob_sha256)
-            s.commit()  # each phase's boards as soon as they are ready
+                s.commit()  # each board as soon as it is stored: no write lock held while the next is computed
     if computed:
         log.info("task %s: %d leaderboard(s) computed and stored", task_id, computed)
     return computed
