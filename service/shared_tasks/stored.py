@@ -20,7 +20,7 @@ from datetime import datetime
 from typing import Any
 
 from celery import Celery
-from sqlalchemy import func, select
+from sqlalchemy import case, func, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
@@ -176,11 +176,12 @@ def request_refresh(s: Session, celery: Celery, queue: str, task_id: str) -> Non
 @dataclass(frozen=True)
 class StoredBoard:
     """A stored leaderboard as served: its payload blob, when it was computed, and the live count of submissions
-    being evaluated."""
+    not on it yet (being evaluated; for an anonymous reader also those evaluated since, ``behind``)."""
 
     sha256: str
     pending: int
     computed_at: datetime
+    behind: bool = False  # a submission was evaluated since: a worker is storing the board that ranks it
 
     def tag_parts(self) -> tuple[Any, ...]:
         return LEADERBOARD, self.sha256, self.pending
@@ -200,14 +201,19 @@ class StoredBoard:
         return document
 
 
-def _pending(s: Session, task: Task, phase: Phase, version: int) -> int:
-    """How many of the phase's submissions are being evaluated at ``version`` (one count, no rows loaded)."""
-    query = (select(func.count()).select_from(SubmissionEvaluation)
+def _pending(s: Session, task: Task, phase: Phase, version: int, computed_at: datetime) -> tuple[int, bool]:
+    """How many of the phase's submissions at ``version`` are not on a board stored at ``computed_at``: being
+    evaluated, or evaluated since (its worker is storing the new board); and whether any is the latter. One
+    query, no rows loaded."""
+    running = Job.state.in_([JobState.QUEUED, JobState.RUNNING])
+    since = (Job.state == JobState.SUCCEEDED) & (Job.finished_at > computed_at)
+    query = (select(func.count(case((running, 1))), func.count(case((since, 1)))).select_from(SubmissionEvaluation)
              .join(Submission, Submission.id == SubmissionEvaluation.submission_id)
              .join(Job, Job.id == SubmissionEvaluation.job_id)
              .where(Submission.task_id == task.id, Submission.phase_id == phase.id,
-                    SubmissionEvaluation.version == version, Job.state.in_([JobState.QUEUED, JobState.RUNNING])))
-    return int(s.execute(query).scalar() or 0)
+                    SubmissionEvaluation.version == version))
+    counts = s.execute(query).one()
+    return int(counts[0] or 0) + int(counts[1] or 0), bool(counts[1])
 
 
 def served_board(s: Session, blobs: BlobStore, task: Task, *, phase_name: str | None, version: int | None,
@@ -222,7 +228,8 @@ def served_board(s: Session, blobs: BlobStore, task: Task, *, phase_name: str | 
     if not may_compute and phase is not None:
         row = s.get(StoredResult, leaderboard_key(task.id, phase, version, selection))
         if row is not None:
-            return StoredBoard(row.blob_sha256, _pending(s, task, phase, version), as_utc(row.computed_at))
+            pending, behind = _pending(s, task, phase, version, row.computed_at)
+            return StoredBoard(row.blob_sha256, pending, as_utc(row.computed_at), behind)
     cands = candidates(s, task, phase, version) if phase is not None else []
     if not may_compute and len(shown(cands, selection)) >= 2:
         return None
