@@ -20,7 +20,7 @@ from datetime import datetime
 from typing import Any
 
 from celery import Celery
-from sqlalchemy import case, func, select
+from sqlalchemy import case, func, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
@@ -56,6 +56,8 @@ log = logging.getLogger(__name__)
 
 LEADERBOARD = "leaderboard"
 META = "meta"
+#: the inputs of a stored result whose inputs changed, until a worker stores the new one
+STALE = "stale"
 #: the stored JSON text's last line but one; the live count of submissions being evaluated replaces the 0
 _PENDING = '"pending": 0'
 
@@ -160,9 +162,15 @@ def refresh_task(db: Database, blobs: BlobStore, task_id: str, version: int | No
 
 
 def request_refresh(s: Session, celery: Celery, queue: str, task_id: str) -> None:
-    """After the unit of work of ``s`` commits (a setting, a phase or a selection changed), ask a worker to
-    recompute the task's leaderboards; a broker that refuses is logged (readers then see the stored board marked
-    stale, and an organiser's own read computes it)."""
+    """A setting, a phase or a selection changed: the task's stored leaderboards of the current version are marked
+    stale (in the same transaction; anonymous readers are told, ``STALE``) and, after the unit of work of ``s``
+    commits, a worker is asked to recompute them; a broker that refuses is logged (a token holder's read then
+    computes the board)."""
+    task = s.get(Task, task_id)
+    if task is not None:
+        keys = [leaderboard_key(task_id, phase, task.version, selection)
+                for phase in task_phases(s, task_id) for selection in SELECTIONS]
+        s.execute(update(StoredResult).where(StoredResult.key.in_(keys)).values(inputs=STALE))
 
     def send() -> None:
         try:
@@ -176,12 +184,12 @@ def request_refresh(s: Session, celery: Celery, queue: str, task_id: str) -> Non
 @dataclass(frozen=True)
 class StoredBoard:
     """A stored leaderboard as served: its payload blob, when it was computed, and the live count of submissions
-    not on it yet (being evaluated; for an anonymous reader also those evaluated since, ``behind``)."""
+    not on it yet (being evaluated; for an anonymous reader also those evaluated since it was stored)."""
 
     sha256: str
     pending: int
     computed_at: datetime
-    behind: bool = False  # a submission was evaluated since: a worker is storing the board that ranks it
+    stale: bool = False  # its inputs changed (a submission evaluated, a setting): a worker is storing the new one
 
     def tag_parts(self) -> tuple[Any, ...]:
         return LEADERBOARD, self.sha256, self.pending
@@ -229,7 +237,7 @@ def served_board(s: Session, blobs: BlobStore, task: Task, *, phase_name: str | 
         row = s.get(StoredResult, leaderboard_key(task.id, phase, version, selection))
         if row is not None:
             pending, behind = _pending(s, task, phase, version, row.computed_at)
-            return StoredBoard(row.blob_sha256, pending, as_utc(row.computed_at), behind)
+            return StoredBoard(row.blob_sha256, pending, as_utc(row.computed_at), behind or row.inputs == STALE)
     cands = candidates(s, task, phase, version) if phase is not None else []
     if not may_compute and len(shown(cands, selection)) >= 2:
         return None

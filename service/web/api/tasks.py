@@ -324,7 +324,7 @@ class LeaderboardView(MethodView):
         meta = f"/v1/tasks/{task.id}/meta" if fmt == ResultFormat.HTML and is_organiser(task, caller) else None
         tag = etag_of(*board.tag_parts(), fmt, meta)
         headers = {"ETag": tag, "Last-Modified": http_date(board.computed_at)}
-        if board.behind:
+        if board.stale:
             headers.update({"Evalserve-Stale": "true", "Retry-After": "1"})
         if matches(tag, if_none_match()):
             return not_modified(tag, headers)
