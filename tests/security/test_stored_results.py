@@ -151,19 +151,26 @@ def test_anonymous_readers_of_a_costly_leaderboard_are_served_the_stored_one(liv
                lambda: settled() and anonymous.get(board_url).json()["significance"]["test"] == "randomisation")
 
     concurrently(32, live, board_url)  # a server in steady state: every thread has its database connection
-    # the baseline on this (shared, loaded) machine: 32 anonymous GETs of the task itself (a few queries)
-    base = sorted(t for t, _ in concurrently(32, live, f"/v1/tasks/{task_id}"))
     pids = api_pids(live)
-    before = {pid: cpu_seconds(pid) for pid in pids}
-    answers = concurrently(32, live, board_url)
-    used = sum(cpu_seconds(pid) - before[pid] for pid in pids)
-    times = sorted(t for t, _ in answers)
-    print(f"\n32 anonymous GETs: slowest {times[-1]:.3f} s, median {times[16]:.3f} s; API CPU {used:.3f} s;"
-          f" 32 GETs of the task: slowest {base[-1]:.3f} s, median {base[16]:.3f} s; load {os.getloadavg()[0]:.1f}")
-    assert all(r.status == 200 for _, r in answers)
-    assert len({r.text for _, r in answers}) == 1, "every reader got the same stored leaderboard"
-    # the 0.2 s; on a machine so loaded that GETs of the task itself take longer, within 1.5x of those
-    assert times[-1] < max(0.2, 1.5 * base[-1]), (times, base)
+    rounds = []
+    for _ in range(3):  # the machine is shared and loaded: three rounds, each against a baseline taken just before
+        # the baseline: 32 anonymous GETs of the task itself (a few queries, a small body) on the same processes
+        base = sorted(t for t, _ in concurrently(32, live, f"/v1/tasks/{task_id}"))
+        before = {pid: cpu_seconds(pid) for pid in pids}
+        answers = concurrently(32, live, board_url)
+        used = sum(cpu_seconds(pid) - before[pid] for pid in pids)
+        times = sorted(t for t, _ in answers)
+        print(f"\n32 anonymous GETs: slowest {times[-1]:.3f} s, median {times[16]:.3f} s; API CPU {used:.3f} s;"
+              f" 32 GETs of the task: slowest {base[-1]:.3f} s, median {base[16]:.3f} s;"
+              f" load {os.getloadavg()[0]:.1f}")
+        assert all(r.status == 200 for _, r in answers)
+        assert len({r.text for _, r in answers}) == 1, "every reader got the same stored leaderboard"
+        # one randomisation computation over 60 rows costs over a second of CPU; 32 answers cost the API far less
+        assert used < 0.6, f"the API used {used:.2f} s of CPU for 32 stored answers"
+        rounds.append((times[-1], base[-1]))
+    # the 0.2 s for every one of the 32 (in the best round); where the machine is so loaded that GETs of the
+    # task itself take longer, within 1.5x of those
+    assert any(slowest < max(0.2, 1.5 * baseline) for slowest, baseline in rounds), rounds
     document = json.loads(answers[0][1].body)
     assert document["significance"]["test"] == "randomisation" and document["significance"]["resamples"] == 100000
     assert len(document["rows"]) == 60 and {r["key"] for r in document["rows"]} == set(submissions)
