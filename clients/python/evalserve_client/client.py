@@ -355,7 +355,9 @@ class Client:
         """A phase's leaderboard (default: the open phase, else the last one) at a judgments version (default:
         the current one): the JSON document as a dict (``rows`` in rank order), or the CSV, LaTeX or HTML text.
         ``selection``: ``latest`` (each team's chosen or latest evaluated submission) or ``all``. A public task's
-        leaderboard needs no token; a blinded one raises ``ApiError`` 403 ``leaderboard-blinded``."""
+        leaderboard needs no token; a blinded one raises ``ApiError`` 403 ``leaderboard-blinded``. The server
+        stores leaderboards: while its worker stores a newer one (``Evalserve-Stale``, or 202 before the first),
+        this waits for it, at most ``LEADERBOARD_WAIT_SECONDS``."""
         text = self.leaderboard_text(task, format=format, phase=phase, version=version, selection=selection)
         if format == "json":
             document: dict[str, Any] = json.loads(text)
