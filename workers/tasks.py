@@ -1,6 +1,7 @@
-"""Celery tasks: thin wrappers that hand a job id to ``jobrun.runner`` or a webhook delivery id to
-``webhooks.delivery.deliver``. Idempotent (a job or delivery attempt already finished or held by another worker is
-skipped), acknowledged late, retried with backoff when the database is unavailable."""
+"""Celery tasks: thin wrappers that hand a job id to ``jobrun.runner``, a webhook delivery id to
+``webhooks.delivery.deliver`` or a shared task id to ``shared_tasks.stored.refresh_task``. Idempotent (a job or
+delivery attempt already finished or held by another worker is skipped, a leaderboard of unchanged inputs is not
+computed again), acknowledged late, retried with backoff when the database is unavailable."""
 
 from __future__ import annotations
 
@@ -9,7 +10,12 @@ from typing import Any
 from celery.exceptions import SoftTimeLimitExceeded
 from sqlalchemy.exc import OperationalError
 
-from evalserve.service.broker.messages import DELIVER_WEBHOOK_TASK, EVALUATE_PART_TASK, EVALUATE_TASK
+from evalserve.service.broker.messages import (
+    DELIVER_WEBHOOK_TASK,
+    EVALUATE_PART_TASK,
+    EVALUATE_TASK,
+    REFRESH_TASK_TASK,
+)
 from evalserve.service.jobrun.context import context_for
 from evalserve.service.jobrun.heartbeat import install as install_heartbeat
 from evalserve.service.jobrun.memory import install as install_recycler
@@ -17,6 +23,7 @@ from evalserve.service.jobrun.recovery import install as install_sweeper
 from evalserve.service.jobrun.runner import run_job
 from evalserve.service.jobrun.split import run_part
 from evalserve.service.jobrun.time_limit import time_limit
+from evalserve.service.shared_tasks.stored import refresh_task as refresh_stored
 from evalserve.service.webhooks import delivery as webhooks
 from evalserve.workers.celery_app import app
 
@@ -53,6 +60,15 @@ def deliver_webhook(self: Any, delivery_id: str) -> str:
         if wait is not None:
             webhooks.publish_deliveries(self.app, [delivery_id], countdown=wait)
     return outcome
+
+
+@app.task(name=REFRESH_TASK_TASK, bind=True, acks_late=True, reject_on_worker_lost=True,
+          autoretry_for=(OperationalError,), retry_backoff=True, retry_backoff_max=60, max_retries=10)
+def refresh_task(self: Any, task_id: str) -> int:
+    """Recompute shared task ``task_id``'s stored leaderboards whose inputs changed (a setting, a phase, a
+    selection); idempotent: boards of unchanged inputs are left as stored."""
+    ctx = context_for(self.app)
+    return refresh_stored(ctx.db, ctx.blobs, task_id)
 
 
 install_sweeper(app)

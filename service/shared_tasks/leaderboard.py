@@ -115,11 +115,23 @@ def task_leaderboard(s: Session, blobs: BlobStore, task: Task, *, phase_name: st
                      version: int | None = None, selection: str = "latest",
                      at: datetime | None = None) -> TaskLeaderboard:
     """The leaderboard of a task's phase (default: the open or last phase) at a judgments version (default: the
-    current one)."""
+    current one), computed now (``shared_tasks.stored`` keeps it: readers are served the stored one)."""
     at = at or utcnow()
     version = judgments_version(task, version)
     phase = phase_named(s, task, phase_name, at)
     cands = candidates(s, task, phase, version) if phase is not None else []
+    return ranked_board(s, blobs, task, phase, version, selection, cands, at)
+
+
+def pending_count(cands: list[Candidate]) -> int:
+    """How many of the phase's submissions are still being evaluated (shown live beside a stored board)."""
+    return sum(c.job.state in (JobState.QUEUED, JobState.RUNNING) for c in cands)
+
+
+def ranked_board(s: Session, blobs: BlobStore, task: Task, phase: Phase | None, version: int, selection: str,
+                 cands: list[Candidate], at: datetime) -> TaskLeaderboard:
+    """Rank the submissions ``selection`` shows among ``cands`` (the engine's significance tests: the costly
+    part, done by a worker) into the served document; its last key is ``pending``."""
     picked = shown(cands, selection)
     entries = []
     for c in picked:
@@ -128,7 +140,6 @@ def task_leaderboard(s: Session, blobs: BlobStore, task: Task, *, phase_name: st
         entries.append(_entry(c, document, selection, c.submission.baseline))
     board = rank_entries(entries, list(task.measures), task.primary_measure, order=task.sort_order,
                          significance=SignificanceSettings(**{k: v for k, v in task.significance.items()}))
-    pending = sum(c.job.state in (JobState.QUEUED, JobState.RUNNING) for c in cands)
     return TaskLeaderboard(board, {
         "task": {"id": task.id, "name": task.name, "description": task.description},
         "phase": None if phase is None else {"name": phase.name, "opens_at": as_utc(phase.opens_at).isoformat(),
@@ -137,5 +148,5 @@ def task_leaderboard(s: Session, blobs: BlobStore, task: Task, *, phase_name: st
         "generated_at": at.isoformat(),
         "selection": selection,
         **board.as_dict(),
-        "pending": pending,
+        "pending": pending_count(cands),
     })

@@ -24,8 +24,7 @@ from evalserve.service.jobs.kinds import EvaluationRequest
 from evalserve.service.jobs.lifecycle import create_job
 from evalserve.service.jobs.submit import canonical_measures
 from evalserve.service.shared_tasks.access import TaskAccess, organised_task, participating, task_access, task_accesses
-from evalserve.service.shared_tasks.leaderboard import TaskLeaderboard, task_leaderboard
-from evalserve.service.shared_tasks.meta import task_meta
+from evalserve.service.shared_tasks.meta import served_meta
 from evalserve.service.shared_tasks.outputs import (
     JudgmentsVersionOut,
     ParticipantOut,
@@ -42,6 +41,7 @@ from evalserve.service.shared_tasks.outputs import (
     task_outs,
 )
 from evalserve.service.shared_tasks.phases import current_phase, phase_at, task_phases
+from evalserve.service.shared_tasks.stored import StoredBoard, request_refresh, served_board
 from evalserve.service.shared_tasks.topics import check_common_topics
 from evalserve.service.store.models import (
     Collection,
@@ -221,6 +221,7 @@ def update_task(s: Session, st: ServiceState, token: Token, task_id: str, body: 
     _check_registration(task.registration, task.registration_code)
     task.updated_at = utcnow()
     _read_afresh(s)
+    _refresh_later(s, st, task_id)
     return task_outs(s, [task_access(s, task_id, token)])[0]
 
 
@@ -240,6 +241,7 @@ def add_phase(s: Session, st: ServiceState, token: Token, task_id: str, body: di
     _check_no_overlap(phases, phase)
     s.add(phase)
     s.flush()
+    _refresh_later(s, st, task_id)
     return phase_out(phase, utcnow())
 
 
@@ -257,6 +259,7 @@ def update_phase(s: Session, st: ServiceState, token: Token, task_id: str, name:
     _check_phase_times(as_utc(phase.opens_at), as_utc(phase.closes_at))
     _check_no_overlap(phases, phase)
     s.flush()
+    _refresh_later(s, st, task_id)
     return phase_out(phase, utcnow())
 
 
@@ -485,6 +488,7 @@ def select_submission(s: Session, st: ServiceState, token: Token, task_id: str, 
                                            Submission.phase_id == sub.phase_id).values(selected=False))
     sub.selected = selected
     _read_afresh(s)
+    _refresh_later(s, st, task_id)
     access = task_access(s, task_id, token)
     return submission_outs(s, st.blobs, [_own_submission(s, access, submission_id)], access)[0]
 
@@ -533,23 +537,30 @@ def new_judgments(s: Session, st: ServiceState, token: Token, task_id: str, form
                            jobs=job_ids)
 
 
+def _refresh_later(s: Session, st: ServiceState, task_id: str) -> None:
+    """The task's leaderboards may show something else now: a worker recomputes them after the commit."""
+    request_refresh(s, st.queue.celery, st.settings.queue, task_id)
+
+
 def leaderboard(s: Session, st: ServiceState, token: Token | None, task_id: str, *, phase_name: str | None,
-                version: int | None, selection: str) -> tuple[Task, TaskLeaderboard]:
-    """The task and its leaderboard, if the caller may read it now (403 ``leaderboard-blinded`` before a blinded
-    task's date, except for organisers)."""
+                version: int | None, selection: str) -> tuple[Task, StoredBoard | None]:
+    """The task and its stored leaderboard, if the caller may read it now (403 ``leaderboard-blinded`` before a
+    blinded task's date, except for organisers): computed by a worker when its inputs changed; a token holder's
+    read computes and stores a board whose inputs changed since, an anonymous read never computes (the stored
+    board, marked stale, or None: none stored yet -- ``shared_tasks.stored``)."""
     access = task_access(s, task_id, token)
     if not access.leaderboard_open():
         until = as_utc(access.task.blinded_until)
         raise ServiceError(403, ProblemCode.LEADERBOARD_BLINDED, f"the leaderboard of task {task_id} is blinded until"
                            f" {until.isoformat() if until else 'its organisers open it'}")
-    board = task_leaderboard(s, st.blobs, access.task, phase_name=phase_name, version=version,
-                             selection=selection)
+    board = served_board(s, st.blobs, access.task, phase_name=phase_name, version=version, selection=selection,
+                         may_compute=token is not None)
     return access.task, board
 
 
 def meta_evaluation(s: Session, st: ServiceState, token: Token | None, task_id: str, *, phase_name: str | None,
                     version: int | None, options: dict[str, Any]) -> dict[str, Any]:
     """Measure advice (organisers): MU, discriminative power and rank correlations of the official measures over
-    the submissions the leaderboard shows (``shared_tasks.meta``)."""
+    the submissions the leaderboard shows (``shared_tasks.meta``), stored under its options and inputs."""
     task = organised_task(s, task_id, token)
-    return task_meta(s, st.blobs, task, phase_name=phase_name, version=version, options=options)
+    return served_meta(s, st.blobs, task, phase_name=phase_name, version=version, options=options)

@@ -19,7 +19,9 @@ def make_engine(url: str) -> Engine:
         engine = create_engine(url, connect_args={"timeout": 30, "check_same_thread": False})
         event.listen(engine, "connect", sqlite_pragmas)
         return engine
-    return create_engine(url, pool_pre_ping=True, pool_size=5, max_overflow=10)
+    # a pool as large as an API process's threads (8): a burst of reads reuses connections instead of opening and
+    # closing overflow ones (a new PostgreSQL connection costs a process fork on the server)
+    return create_engine(url, pool_pre_ping=True, pool_size=10, max_overflow=10)
 
 
 def take_write_lock(s: Session) -> None:

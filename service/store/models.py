@@ -211,6 +211,22 @@ class JobOutput(Base):
     blob_sha256: Mapped[str] = mapped_column(ForeignKey("blobs.sha256"))
 
 
+class StoredResult(Base):
+    """A shared task's result computed once by a worker when its inputs changed and served as stored
+    (``shared_tasks.stored``): a leaderboard of a phase at a judgments version and selection, or the organisers'
+    meta-evaluation with its options. ``key`` names what it is (kind, task, phase, version, selection or
+    options); ``inputs`` is the fingerprint of what it was computed from, so a reader tells at once whether it is
+    current."""
+
+    __tablename__ = "stored_results"
+    key: Mapped[str] = mapped_column(String(64), primary_key=True)
+    kind: Mapped[str] = mapped_column(String(20))
+    task_id: Mapped[str] = mapped_column(ForeignKey("tasks.id"), index=True)
+    inputs: Mapped[str] = mapped_column(String(64))
+    blob_sha256: Mapped[str] = mapped_column(ForeignKey("blobs.sha256"))
+    computed_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+
+
 class IdempotencyRecord(Base):
     """The response given to a POST with an ``Idempotency-Key``, replayed for a retry of the same request."""
 

@@ -39,8 +39,14 @@ def environment() -> dict[str, str]:
 
 
 def served_csv(live: LiveService, task_id: str) -> bytes:
+    """The leaderboard as served once the worker stored the newest (no ``Evalserve-Stale``)."""
+    deadline = time.monotonic() + 60
     with httpx.Client(base_url=live.url, timeout=60) as http:
-        response = http.get(f"/v1/tasks/{task_id}/leaderboard", params={"format": "csv"})
+        while True:
+            response = http.get(f"/v1/tasks/{task_id}/leaderboard", params={"format": "csv"})
+            if response.headers.get("Evalserve-Stale") != "true" or time.monotonic() > deadline:
+                break
+            time.sleep(0.2)
     assert response.status_code == 200, response.text
     return response.content
 

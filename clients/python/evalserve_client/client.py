@@ -48,6 +48,8 @@ POLL_START, POLL_FACTOR, POLL_CAP = 0.2, 1.5, 5.0
 #: Seconds one long-poll of a job (``GET /v1/jobs/{id}?wait=``) may wait on the server (its bound is 30).
 LONG_POLL_SECONDS = 20.0
 RETRY_START, RETRY_CAP = 0.5, 5.0
+#: How long ``leaderboard`` waits for the server's worker to store a leaderboard newer than the one it has.
+LEADERBOARD_WAIT_SECONDS = 30.0
 #: The longest pause a server's ``Retry-After`` can impose on one step (a guard against absurd values).
 RETRY_AFTER_MAX = 60.0
 #: Renderings of a shared task's leaderboard: the JSON document (a dict), or CSV, LaTeX, HTML text.
@@ -356,7 +358,9 @@ class Client:
         """A phase's leaderboard (default: the open phase, else the last one) at a judgments version (default:
         the current one): the JSON document as a dict (``rows`` in rank order), or the CSV, LaTeX or HTML text.
         ``selection``: ``latest`` (each team's chosen or latest evaluated submission) or ``all``. A public task's
-        leaderboard needs no token; a blinded one raises ``ApiError`` 403 ``leaderboard-blinded``."""
+        leaderboard needs no token; a blinded one raises ``ApiError`` 403 ``leaderboard-blinded``. The server
+        stores leaderboards: while its worker stores a newer one (``Evalserve-Stale``, or 202 before the first),
+        this waits for it, at most ``LEADERBOARD_WAIT_SECONDS``."""
         text = self.leaderboard_text(task, format=format, phase=phase, version=version, selection=selection)
         if format == "json":
             document: dict[str, Any] = json.loads(text)
@@ -373,7 +377,14 @@ class Client:
             params["phase"] = phase
         if version is not None:
             params["version"] = version
-        return self._send("GET", f"/v1/tasks/{_segment(task)}/leaderboard", params=params).text
+        path = f"/v1/tasks/{_segment(task)}/leaderboard"
+        deadline = time.monotonic() + LEADERBOARD_WAIT_SECONDS
+        while True:  # the server stores leaderboards: while its worker stores a newer one it says so (or 202)
+            response = self._send("GET", path, params=params)
+            fresh = response.status_code != 202 and response.headers.get("Evalserve-Stale") != "true"
+            if fresh or time.monotonic() >= deadline:
+                return response.text
+            self._sleep(min(max(retry_after(response) or 1.0, 0.2), 5.0))
 
     # -- the catalogue and health --------------------------------------------------------------------------------
 

@@ -10,13 +10,17 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from flask import Response
+from flask import Response, current_app
 from flask.views import MethodView
 from flask_smorest import Blueprint
+from werkzeug.http import http_date
 
+from evalserve.service.core.etags import etag_of, matches
+from evalserve.service.core.lru import TextCache
 from evalserve.service.shared_tasks import services
 from evalserve.service.shared_tasks.access import is_organiser
 from evalserve.service.store.models import JobState, utcnow
+from evalserve.service.web.api.conditional import if_none_match, not_modified
 from evalserve.service.web.auth import caller_or_none, current_token, require
 from evalserve.service.web.context import session, state
 from evalserve.service.web.idempotency import idempotent
@@ -46,7 +50,6 @@ from evalserve.service.web.task_schemas import (
     TaskSubmissionFormSchema,
 )
 from evalserve.service.web.upload_limits import UPLOADS_BUSY, check_upload, in_flight
-from evaluation.leaderboard import to_csv, to_latex
 from evaluation.result_formats import LEADERBOARD_FORMATS, ResultFormat
 from evaluation.side_registry import SIDE_KINDS
 
@@ -285,6 +288,10 @@ class Judgments(MethodView):
 
 
 LEADERBOARD_MEDIA = {fmt.value: fmt.media_type for fmt in LEADERBOARD_FORMATS}
+#: seconds an anonymous reader is asked to wait for a leaderboard not stored yet
+STALE_RETRY_AFTER = 2
+#: characters of served leaderboard texts an API process keeps (by ETag)
+SERVED_TEXTS_BUDGET = 32 * 1024 * 1024
 
 
 @blp.route("/<string:task_id>/leaderboard")
@@ -297,25 +304,52 @@ class LeaderboardView(MethodView):
     @blp.doc(responses={"200": {"description": "the leaderboard", "content": {
         media: {"schema": {"type": "object" if fmt == ResultFormat.JSON else "string"}}
         for fmt, media in LEADERBOARD_MEDIA.items()}}})
+    @blp.alt_response(202, description="no leaderboard stored yet for an anonymous reader: a worker computes it"
+                      " (Retry-After)")
+    @blp.alt_response(304, description="If-None-Match names the stored leaderboard (no body)")
     @blp.alt_response(403, schema=ProblemSchema, content_type=PROBLEM_JSON,
                       description="the task is blinded until a date (organisers only before it)")
     @blp.alt_response(404, **NOT_FOUND)
     def get(self, query: dict[str, Any], task_id: str) -> Any:
         """The leaderboard of a phase: each participant's chosen or latest evaluated submission ranked by the
         primary measure, every official measure, significance marks and differences to the best and the
-        baseline. Public tasks need no token."""
-        task, board = services.leaderboard(session(), state(), caller_or_none(), task_id, phase_name=query.get("phase"),
+        baseline. Public tasks need no token. Computed by a worker when its inputs change and served as stored (ETag;
+        ``If-None-Match`` gets ``304``): an anonymous reader gets the board as last stored (``202`` with
+        ``Retry-After`` while none is), a token holder's read gets it current."""
+        st = state()
+        caller = caller_or_none()
+        task, board = services.leaderboard(session(), st, caller, task_id, phase_name=query.get("phase"),
                                            version=query.get("version"), selection=query["selection"])
-        fmt, document = query["format"], board.document
-        if fmt == ResultFormat.HTML:
-            meta = f"/v1/tasks/{task.id}/meta" if is_organiser(task, caller_or_none()) else None
-            return Response(render_leaderboard_html(document, meta_link=meta), mimetype=ResultFormat.HTML.media_type)
-        if fmt == ResultFormat.JSON:
-            return Response(json.dumps(document, indent=2) + "\n", mimetype=ResultFormat.JSON.media_type)
-        caption = f"{task.name}: leaderboard"
-        text = to_csv(board.ranked) if fmt == ResultFormat.CSV else to_latex(board.ranked, caption=caption)
-        return Response(text, mimetype=LEADERBOARD_MEDIA[fmt])
+        if board is None:
+            return Response(json.dumps({"state": "computing", "detail": f"the leaderboard of task {task_id} is being"
+                                        " computed; ask again after Retry-After seconds"}) + "\n", status=202,
+                            mimetype="application/json", headers={"Retry-After": str(STALE_RETRY_AFTER)})
+        fmt = query["format"]
+        meta = f"/v1/tasks/{task.id}/meta" if fmt == ResultFormat.HTML and is_organiser(task, caller) else None
+        tag = etag_of(*board.tag_parts(), fmt, meta)
+        headers = {"ETag": tag, "Last-Modified": http_date(board.computed_at)}
+        if board.stale:
+            headers.update({"Evalserve-Stale": "true", "Retry-After": "1"})
+        if matches(tag, if_none_match()):
+            return not_modified(tag, headers)
+        cache = served_texts()
+        text = cache.get(tag)
+        if text is None:
+            payload = board.payload(session(), st.blobs)
+            if fmt == ResultFormat.HTML:
+                text = render_leaderboard_html(board.document(payload), meta_link=meta)
+            elif fmt == ResultFormat.JSON:
+                text = board.json_text(payload)
+            else:
+                text = payload["csv" if fmt == ResultFormat.CSV else "latex"]
+            cache.put(tag, text)
+        return Response(text, mimetype=LEADERBOARD_MEDIA[fmt], headers=headers)
 
+
+def served_texts() -> TextCache:
+    """This process's texts of stored leaderboards by ETag (``SERVED_TEXTS_BUDGET`` characters)."""
+    cache: TextCache = current_app.extensions.setdefault("evalserve.served_texts", TextCache(SERVED_TEXTS_BUDGET))
+    return cache
 
 
 @blp.route("/<string:task_id>/meta")

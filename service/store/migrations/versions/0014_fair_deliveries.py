@@ -3,7 +3,7 @@ per-target caps count), webhook_circuits (a circuit breaker per target), and tas
 default for new tasks (existing tasks keep the value stored in their rows)
 
 Revision ID: 0014
-Revises: 0012
+Revises: 0013
 Create Date: 2026-11-27
 """
 
@@ -13,7 +13,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision = "0014"
-down_revision = "0012"
+down_revision = "0013"
 branch_labels = None
 depends_on = None
 
