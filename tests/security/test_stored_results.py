@@ -19,6 +19,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
+from email.message import Message
 from pathlib import Path
 
 import httpx
@@ -67,7 +68,7 @@ def memory_mb(pid: int, field: str) -> float:
 @dataclass(frozen=True)
 class Answer:
     status: int
-    headers: dict[str, str]
+    headers: Message  # case-insensitive, as HTTP's (gunicorn's ASGI worker sends them lower-case)
     body: bytes
 
     @property
@@ -92,7 +93,7 @@ def concurrently(n: int, live: LiveService, path: str, token: str | None = None)
         connections[i].request("GET", path, headers=headers)
         response = connections[i].getresponse()
         body = response.read()
-        out[i] = (time.perf_counter() - started, Answer(response.status, dict(response.getheaders()), body))
+        out[i] = (time.perf_counter() - started, Answer(response.status, response.msg, body))
 
     threads = [threading.Thread(target=one, args=(i,)) for i in range(n)]
     for t in threads:
