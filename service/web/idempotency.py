@@ -57,6 +57,11 @@ def idempotent(view: F) -> F:
             if found is not None:
                 raise _Replayed(_replay(found, digest))
 
+        # a key whose request was answered is replayed at once, without a lock and before the view's own checks
+        # (a retried submission whose quota its first attempt used up gets its first answer, not a 429)
+        answered = s.get(IdempotencyRecord, (owner, key))
+        if answered is not None and answered.status != IN_PROGRESS:
+            return _replay(answered, digest)
         # an upload (``inputs.inflight``) reserves its key once its files are valid, just before it stores them,
         # so that the lock (on SQLite the database's write lock) is not held while they are validated
         deferred = defer_until_store(reserve)
