@@ -3,6 +3,8 @@ concurrent clients against real processes (gunicorn + a Celery worker), on the e
 Redis. Checks that every submission is accepted and succeeds with the same numbers (none lost) and reports job
 latency (submit -> succeeded, as the client sees it, and created -> finished as the server records it).
 
+Each client is a user of its own (its own token, as teams in a shared task's last hour); a submission answered
+503 or 429 (uploads in flight, rate limits) is sent again after its ``Retry-After``, as the Python client does.
 Clients wait as the Python client does (``--poll longpoll``: ``?wait=25`` with ``If-None-Match``), or poll with
 backoff 0.1 s -> 1 s (``--poll backoff``, the figures before issue 29). In the same run, before the service
 starts, the engine alone is measured (issue 29's yardstick): ``--concurrency`` processes, each evaluating the
@@ -102,21 +104,29 @@ def wait_for_job(http: Any, job_id: str, etag: str | None, poll: str) -> dict[st
 
 
 def submit_and_wait(service: LiveService, collection: str, run: bytes, index: int,
-                    poll: str = "longpoll") -> dict[str, Any]:
-    with service.client() as http:
+                    poll: str = "longpoll", token: str | None = None) -> dict[str, Any]:
+    """One client's submission, as the Python client makes it: a 503/429 (a cap on uploads in flight, a rate
+    limit) is sent again after its ``Retry-After`` with the same idempotency key."""
+    with service.client(token) as http:
         started = time.perf_counter()
-        response = http.post("/v1/submissions", data={"collection": collection, "measures": MEASURES},
-                             files={"run": (f"run{index:03d}.txt.gz", run)},
-                             headers={"Idempotency-Key": f"load-{index}"})
+        retries = 0
+        while True:
+            response = http.post("/v1/submissions", data={"collection": collection, "measures": MEASURES},
+                                 files={"run": (f"run{index:03d}.txt.gz", run)},
+                                 headers={"Idempotency-Key": f"load-{index}"})
+            if response.status_code not in (429, 503) or retries >= 20:
+                break
+            retries += 1
+            time.sleep(float(response.headers.get("Retry-After", "1")))
         accepted = time.perf_counter()
         if response.status_code != 202:
-            return {"index": index, "error": f"{response.status_code} {response.text[:200]}"}
+            return {"index": index, "error": f"{response.status_code} {response.text[:200]}", "retries": retries}
         job_id = response.json()["id"]
         job = wait_for_job(http, job_id, response.headers.get("ETag"), poll)
         seen = time.perf_counter()
         result = http.get(f"/v1/jobs/{job_id}/result").json() if job["state"] == "succeeded" else None
     server = (datetime.fromisoformat(job["finished_at"]) - datetime.fromisoformat(job["created_at"])).total_seconds()
-    return {"index": index, "job": job_id, "state": job["state"], "submit_s": accepted - started,
+    return {"index": index, "job": job_id, "state": job["state"], "submit_s": accepted - started, "retries": retries,
             "client_latency_s": seen - started, "server_latency_s": server,
             "values": result["runs"][f"run{index:03d}.txt"] if result else None}
 
@@ -144,12 +154,14 @@ def main() -> int:
                                    files={"qrels": qrels.open("rb")}).json()["id"]
             warm = submit_and_wait(service, collection, run, 9999)  # untimed: first-use costs
             assert warm["state"] == "succeeded", warm
+        # each client is a team of its own (a user with its own budgets), as in a shared task's last hour
+        tokens = [service.user_token(f"team-{c}") for c in range(args.clients)]
         lock = threading.Lock()
         done = 0
 
         def one(i: int) -> dict[str, Any]:
             nonlocal done
-            outcome = submit_and_wait(service, collection, run, i, args.poll)
+            outcome = submit_and_wait(service, collection, run, i, args.poll, tokens[i % args.clients])
             with lock:
                 done += 1
                 if done % 20 == 0:
@@ -173,6 +185,7 @@ def main() -> int:
         "wall_s": round(wall, 2), "throughput_jobs_per_s": round(args.submissions / wall, 2),
         "engine_alone_jobs_per_s": round(engine, 2) if engine else None,
         "service_over_engine": round(args.submissions / wall / engine, 3) if engine else None,
+        "submissions_retried": sum(1 for o in outcomes if o.get("retries")),
         "submit_p50_s": round(percentile(submit, 0.5), 3), "submit_p95_s": round(percentile(submit, 0.95), 3),
         "latency_client_p50_s": round(percentile(client, 0.5), 3),
         "latency_client_p95_s": round(percentile(client, 0.95), 3),

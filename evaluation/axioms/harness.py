@@ -144,6 +144,25 @@ def check_all(
     }
 
 
+#: profiles (every constraint, default instances and seed) already checked in this process, by canonical name
+_PROFILES: dict[str, dict[str, Outcome]] = {}
+_PROFILES_KEPT = 1024
+
+
+def profiles(measures: Iterable[str | Measure]) -> dict[str, dict[str, Outcome]]:
+    """``check_all(measures)`` at the defaults, each measure's outcomes remembered for the rest of the process:
+    a profile is a property of the measure, not of any data (each constraint's instances are drawn from a seed of
+    its own, so a measure's outcomes are the same whichever others are checked with it). A worker that reports on
+    every job checks each measure once, not once per job (0.7 s for eight measures)."""
+    resolved = [resolve(m) for m in measures]
+    missing = list({m.name: m for m in resolved if m.name not in _PROFILES}.values())
+    if missing:
+        if len(_PROFILES) + len(missing) > _PROFILES_KEPT:
+            _PROFILES.clear()
+        _PROFILES.update(check_all(missing))
+    return {m.name: dict(_PROFILES[m.name]) for m in resolved}
+
+
 def check_constraint(m: Measure, c: Constraint, drawn: InstanceCache) -> Outcome:
     """The outcome of one constraint for one measure, on instances drawn by ``drawn``."""
     inputs = set(m.definition.inputs)

@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, cast
 
 from evaluation.axioms.constraints import CONSTRAINTS, NAMES
-from evaluation.axioms.harness import check_all, resolve
+from evaluation.axioms.harness import profiles, resolve
 from evaluation.measures.registry import default_registry
 from evaluation.meta.render import Table as MetaTable
 from evaluation.meta.render import meta_view
@@ -245,7 +245,8 @@ def _canonical(name: str) -> str:
 
 
 def _axioms(canonical: Mapping[str, str]) -> tuple[AxiomRow, ...]:
-    """Each measure's profile as used, the instances drawn once for all of them (``check_all``)."""
+    """Each measure's profile as used (``profiles``: checked once per process, the instances drawn once for all
+    the measures not checked yet)."""
     forms: dict[str, Any] = {}
     refused: dict[str, str] = {}
     for name, form in canonical.items():
@@ -254,7 +255,7 @@ def _axioms(canonical: Mapping[str, str]) -> tuple[AxiomRow, ...]:
         except EvaluationError as exc:
             refused[name] = f"not checked: {exc}"
     try:
-        outcomes = check_all(list(forms.values()))
+        outcomes = profiles(list(forms.values()))
     except EvaluationError as exc:
         outcomes = {}
         refused |= {name: f"not checked: {exc}" for name in forms}

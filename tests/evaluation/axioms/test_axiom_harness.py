@@ -180,3 +180,17 @@ def test_every_registered_measure_has_the_documented_profile() -> None:
 def test_check_all_shares_instances_between_measures() -> None:
     results = check_all(["AP", "nDCG"], ["Pri"])
     assert results["AP"]["Pri"].instances == results["nDCG"]["Pri"].instances > 300
+
+
+def test_profiles_are_check_all_remembered_whatever_is_checked_with_them(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``profiles`` (what every job's report asks) gives ``check_all``'s outcomes, in any order and company, and
+    checks a measure once per process: asked again, it draws nothing."""
+    from evaluation.axioms import harness
+
+    monkeypatch.setattr(harness, "_PROFILES", {})
+    names = ["AP", "P@10", "nDCG@10", "ERR_IA@20"]
+    expected = harness.check_all(names)
+    assert harness.profiles(names[2:3]) == {"nDCG@10": expected["nDCG@10"]}
+    assert harness.profiles(names[::-1]) == expected
+    monkeypatch.setattr(harness, "check_all", lambda *_a, **_k: pytest.fail("checked twice"))
+    assert harness.profiles(names) == expected
