@@ -23,11 +23,11 @@ import pytest
 from evalserve.service.jobrun.memory import resident_bytes
 from tests.security.test_worker_faults import (
     Served,
-    child_pids,
     collection,
     health,
     heavy_job,
     offline,
+    stop_serve,
     submit,
     wait_for,
     wait_jobs,
@@ -78,17 +78,7 @@ def serve(tmp_path: Path, backend: str, *options: str, before: Any = None, **env
             served.token = (tmp_path / "data" / "admin-token").read_text().strip()
             yield served
         finally:
-            if proc.poll() is None:
-                descendants = [p for c in child_pids(proc.pid) for p in (c, *child_pids(c))]
-                proc.send_signal(signal.SIGTERM)
-                try:
-                    proc.wait(timeout=30)
-                finally:
-                    for pid in descendants:  # never leave a process behind, even when the test failed
-                        with contextlib.suppress(ProcessLookupError):
-                            os.kill(pid, signal.SIGKILL)
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(proc.pid, signal.SIGKILL)
+            stop_serve(proc)
 
 
 class Broker:

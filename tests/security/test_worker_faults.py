@@ -103,17 +103,23 @@ def serve(tmp_path: Path, *options: str, **env: str) -> Iterator[Served]:
         served.token = (tmp_path / "data" / "admin-token").read_text().strip()
         yield served
     finally:
-        if proc.poll() is None:
-            descendants = [p for c in child_pids(proc.pid) for p in (c, *child_pids(c))]
-            proc.send_signal(signal.SIGTERM)
-            try:
-                proc.wait(timeout=30)
-            finally:
-                for pid in descendants:  # never leave a process behind, even when the test failed
-                    with contextlib.suppress(ProcessLookupError):
-                        os.kill(pid, signal.SIGKILL)
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(proc.pid, signal.SIGKILL)
+        stop_serve(proc)
+
+
+def stop_serve(proc: subprocess.Popen[bytes]) -> None:
+    """SIGTERM to ``serve``, then SIGKILL to every process it started and its group: never leave a process
+    behind, even when the test failed."""
+    if proc.poll() is None:
+        descendants = [p for c in child_pids(proc.pid) for p in (c, *child_pids(c))]
+        proc.send_signal(signal.SIGTERM)
+        try:
+            proc.wait(timeout=30)
+        finally:
+            for pid in descendants:
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(pid, signal.SIGKILL)
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(proc.pid, signal.SIGKILL)
 
 
 @pytest.fixture(scope="module")
