@@ -97,7 +97,7 @@ def decode(data: bytes, name: str, limits: DecodeLimits = DEFAULT_LIMITS) -> byt
         meter.finish()
         return data
     kept: list[bytes] | None = []
-    for chunk in _inflate(data, name):
+    for chunk in inflate_pieces(data, name):
         meter.feed(chunk, 0, len(chunk))
         if kept is not None:
             kept.append(chunk)
@@ -106,10 +106,10 @@ def decode(data: bytes, name: str, limits: DecodeLimits = DEFAULT_LIMITS) -> byt
     meter.finish()
     if kept is not None:
         return b"".join(kept)
-    return b"".join(_inflate(data, name, whole=True))
+    return b"".join(inflate_pieces(data, name, whole=True))
 
 
-def _inflate(data: bytes, name: str, *, whole: bool = False) -> Iterator[bytes]:
+def inflate_pieces(data: bytes, name: str, *, whole: bool = False) -> Iterator[bytes]:
     """The decompressed bytes of every gzip member of ``data``, ``_CHUNK`` at a time (one piece per member
     when ``whole``); damage, truncation or trailing bytes that are not another member are ``gzip-corrupt``."""
     view = memoryview(data)

@@ -5,7 +5,6 @@ one with too long or too many lines, or binary (NUL bytes), a 422 -- found while
 
 from __future__ import annotations
 
-import zlib
 from dataclasses import dataclass
 from typing import Any
 
@@ -20,7 +19,7 @@ from evalserve.service.store.models import Collection, RunRecord, new_id
 from evalserve.service.store.storage import HasStores
 from evaluation.formats import Blob, parse_intent_weights, parse_run
 from evaluation.formats.run_formats import RunFormat, parse_run_as, resolve_run_format, text_head
-from evaluation.formats.source import GZIP_MAGIC, TOO_LARGE_CODES, DecodeLimits
+from evaluation.formats.source import GZIP_MAGIC, TOO_LARGE_CODES, DecodeLimits, inflate_pieces
 from evaluation.model import Run
 from evaluation.pipeline import parse_judgments
 from evaluation.problems import InputError, Parsed
@@ -46,37 +45,22 @@ def to_blob(data: bytes, filename: str, limits: DecodeLimits) -> Blob:
 
 
 def inflated_size(data: bytes, limits: DecodeLimits) -> int:
-    """What gzip ``data`` inflates to (every member), counted in bounded steps and charged to the request's
-    budget as it grows; counting stops where the decoder will refuse it (past the cap or the line count, at a NUL
-    byte, at damage), so a bomb costs no more here than there."""
-    total, lines, pos, view = 0, 0, 0, memoryview(data)
-    inflate = zlib.decompressobj(wbits=31)
+    """What gzip ``data`` inflates to (every member), counted piece by piece as the decoder inflates it
+    (``inflate_pieces``) and charged to the request's budget as it grows; counting stops where the decoder will
+    refuse it (past the cap or the line count, at a NUL byte, at damage), so a bomb costs no more here than there."""
+    total, lines = 0, 0
     try:
-        while total <= limits.max_bytes and lines <= limits.max_lines:
-            if inflate.eof:
-                pos -= len(inflate.unused_data)
-                if pos >= len(data) or not data.startswith(GZIP_MAGIC, pos):
-                    break
-                inflate = zlib.decompressobj(wbits=31)
-            if inflate.unconsumed_tail:
-                chunk: bytes | memoryview = inflate.unconsumed_tail
-            elif pos < len(data):
-                chunk = view[pos:pos + _COUNT_IN]
-                pos += len(chunk)
-            else:
-                break
-            piece = inflate.decompress(chunk, _COUNT_OUT)
+        for piece in inflate_pieces(data, "<upload>"):
             if b"\0" in piece:
                 break
             total += len(piece)
             lines += piece.count(b"\n")
             progress(total)
-    except zlib.error:
+            if total > limits.max_bytes or lines > limits.max_lines:
+                break
+    except InputError:  # damaged: the decoder reports it
         pass
     return total
-
-
-_COUNT_IN, _COUNT_OUT = 1 << 16, 1 << 20
 
 
 def _refused(filename: str, problems: list[dict[str, Any]], omitted: int = 0) -> ServiceError:
