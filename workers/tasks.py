@@ -1,7 +1,7 @@
-"""Celery tasks: thin wrappers that hand a job id to ``jobrun.runner``, a webhook delivery id to
-``webhooks.delivery.deliver`` or a shared task id to ``shared_tasks.stored.refresh_task``. Idempotent (a job or
-delivery attempt already finished or held by another worker is skipped, a leaderboard of unchanged inputs is not
-computed again), acknowledged late, retried with backoff when the database is unavailable."""
+"""Celery tasks: thin wrappers that hand a job id to ``jobrun.runner`` (or ``jobrun.drawing``), a webhook delivery
+id to ``webhooks.delivery.deliver`` or a shared task id to ``shared_tasks.stored.refresh_task``. Idempotent (a job
+or delivery attempt already finished or held by another worker is skipped, a leaderboard of unchanged inputs is not
+computed again, a plot is drawn once), acknowledged late, retried with backoff when the database is unavailable."""
 
 from __future__ import annotations
 
@@ -12,11 +12,13 @@ from sqlalchemy.exc import OperationalError
 
 from evalserve.service.broker.messages import (
     DELIVER_WEBHOOK_TASK,
+    DRAW_PLOTS_TASK,
     EVALUATE_PART_TASK,
     EVALUATE_TASK,
     REFRESH_TASK_TASK,
 )
 from evalserve.service.jobrun.context import context_for
+from evalserve.service.jobrun.drawing import draw_plots as draw_job_plots
 from evalserve.service.jobrun.heartbeat import install as install_heartbeat
 from evalserve.service.jobrun.memory import install as install_recycler
 from evalserve.service.jobrun.recovery import install as install_sweeper
@@ -60,6 +62,13 @@ def deliver_webhook(self: Any, delivery_id: str) -> str:
         if wait is not None:
             webhooks.publish_deliveries(self.app, [delivery_id], countdown=wait)
     return outcome
+
+
+@app.task(name=DRAW_PLOTS_TASK, bind=True, acks_late=True, reject_on_worker_lost=True,
+          autoretry_for=(OperationalError,), retry_backoff=True, retry_backoff_max=60, max_retries=10)
+def draw_plots(self: Any, job_id: str) -> str:
+    """Draw succeeded job ``job_id``'s plot, asked for the first time (idempotent: drawn once)."""
+    return draw_job_plots(context_for(self.app), job_id)
 
 
 @app.task(name=REFRESH_TASK_TASK, bind=True, acks_late=True, reject_on_worker_lost=True,

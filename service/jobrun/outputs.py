@@ -1,6 +1,7 @@
-"""What a worker builds from a succeeded job's result before marking it succeeded -- the report content and the
-plots its kind offers -- stored as blobs and recorded as the job's outputs (``store.models.JobOutput``), so the
-API only streams stored bytes or typesets stored content (``jobs.queries``)."""
+"""What a worker builds from a succeeded job's result before marking it succeeded -- the report content and its
+typeset formats -- stored as blobs and recorded as the job's outputs (``store.models.JobOutput``), so the API only
+streams stored bytes or typesets stored content (``jobs.queries``). Plots are drawn later, when first asked for
+(``jobrun.drawing``), by ``plots`` here."""
 
 from __future__ import annotations
 
@@ -55,10 +56,8 @@ def plots(kind: JobKind, document: dict[str, Any], request: JobRequest) -> dict[
 
 
 def standard_outputs(kind: JobKind, document: dict[str, Any], request: JobRequest) -> dict[str, bytes]:
-    """The report (content and typeset) if the kind offers reports, and its plots if it declares one."""
-    out = reports(document, kind.reports) if kind.reports else {}
-    out.update(plots(kind, document, request))
-    return out
+    """The report (content and typeset) if the kind offers reports; its plot waits until asked for."""
+    return reports(document, kind.reports) if kind.reports else {}
 
 
 def store_outputs(ctx: WorkerContext, kind: JobKind, builder: OutputBuilder, document: dict[str, Any],

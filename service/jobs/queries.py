@@ -1,5 +1,6 @@
 """A caller's jobs as the ``/v1/jobs`` routes show them: a page of them, one job (its document), cancelling one,
-its result in a format and its plot (streamed or typeset from what its worker stored: nothing is computed here).
+its result in a format and its plot (streamed or typeset from what its worker stored: nothing is computed here; a
+plot is drawn by a worker when first asked for).
 Flask-free: the caller's token is passed in, refusals are :class:`~core.errors.ServiceError`, and each function
 takes the request's database session (``job_now``, a long-poll's next look, opens its own: it must see the job as
 committed now, not as the request first read it)."""
@@ -9,12 +10,15 @@ from __future__ import annotations
 import json
 import logging
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
-from sqlalchemy import select
+from sqlalchemy import select, update
+from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from evalserve.service.access.owners import visible, visible_row
+from evalserve.service.broker.messages import DRAW_PLOTS_TASK, publish
 from evalserve.service.core.errors import ServiceError
 from evalserve.service.core.etags import etag_of, matches
 from evalserve.service.core.paging import page_of
@@ -22,16 +26,18 @@ from evalserve.service.core.problem_codes import EngineCode, ProblemCode
 from evalserve.service.core.state import ServiceState
 from evalserve.service.jobs import callbacks
 from evalserve.service.jobs.document import flat_fields, job_document
-from evalserve.service.jobs.kinds import KINDS, NO_PLOT, REPORT, NoPlot, plot_output, report_output
+from evalserve.service.jobs.kinds import KINDS, NO_PLOT, PLOT_REQUESTED, REPORT, plot_output, report_output
 from evalserve.service.jobs.lifecycle import cancel_in
 from evalserve.service.store.db import savepoint
-from evalserve.service.store.models import Job, JobOutput, JobState, Token
+from evalserve.service.store.models import Job, JobOutput, JobState, Token, utcnow
 from evalserve.service.store.unit_of_work import after_commit
 from evalserve.service.webhooks.delivery import publish_deliveries
-from evaluation.problems import InputError
 from evaluation.side_registry import OnDemand
 
 log = logging.getLogger(__name__)
+
+#: seconds after which a plot asked for and still not drawn is asked for again (its message was lost)
+REDRAW_SECONDS = 60.0
 
 
 def list_jobs(s: Session, st: ServiceState, token: Token, pagination: Any) -> list[dict[str, Any]]:
@@ -139,25 +145,70 @@ def typeset(content: dict[str, Any], fmt: str) -> str:
     return render(ReportContent.from_json(content), fmt)
 
 
-def job_plot(s: Session, st: ServiceState, token: Token, job_id: str, fmt: str) -> bytes:
-    """A plot of the caller's succeeded job (``png`` or ``svg``) as its worker drew it, or a 422 when its kind
-    draws none. Only a job that succeeded before its worker stored outputs is drawn now (and not stored)."""
+def job_plot(s: Session, st: ServiceState, token: Token, job_id: str, fmt: str) -> bytes | None:
+    """A plot of the caller's succeeded job (``png`` or ``svg``) as its worker drew it, a 422 when its kind draws
+    none or its result has nothing to draw, or None while it is not drawn: the first such request asks a worker to
+    draw it (``request_plot``; nothing is drawn here)."""
     job = visible_row(s, Job, job_id, "job", token)
-    sha256 = _succeeded(job, with_error=False)
+    _succeeded(job, with_error=False)
     kind = KINDS[job.kind]
     if kind.plot is None:
         raise ServiceError(422, ProblemCode.PLOT_UNAVAILABLE, f"a {kind.name} job has no plot")
     outputs = _outputs(s, job.id)
+    image = _stored_plot(s, st, outputs, fmt)
+    if image is None:
+        request_plot(s, st, job.id, outputs)
+    return image
+
+
+def plot_now(st: ServiceState, job_id: str, fmt: str) -> tuple[str, bytes | ServiceError | None]:
+    """A plot request's next look (its own session, as committed now): the names of the job's outputs as a tag,
+    and the plot once drawn, the refusal once the worker found nothing to draw, else None."""
+    with st.db.session() as s:
+        outputs = _outputs(s, job_id)
+        try:
+            found: bytes | ServiceError | None = _stored_plot(s, st, outputs, fmt)
+        except ServiceError as refused:
+            found = refused
+    return ",".join(sorted(outputs)), found
+
+
+def _stored_plot(s: Session, st: ServiceState, outputs: dict[str, str], fmt: str) -> bytes | None:
+    """The stored plot in ``fmt``, the 422 of a job whose worker found nothing to draw, or None (not drawn)."""
     if plot_output(fmt) in outputs:
         return st.blobs.get(s, outputs[plot_output(fmt)])
     if NO_PLOT in outputs:  # the worker's refusal: ours (plot-unavailable) or the engine's problem code
         why = json.loads(st.blobs.get(s, outputs[NO_PLOT]))
         raise ServiceError(422, EngineCode(why["code"]), why["detail"])
-    document = json.loads(st.blobs.get(s, sha256))
-    log.info("job %s has no stored plot: drawing it in the API", job.id)
+    return None
+
+
+def request_plot(s: Session, st: ServiceState, job_id: str, outputs: dict[str, str]) -> None:
+    """Ask a worker to draw the job's plot (``evalserve.draw_plots``, published after the commit), once: the
+    request is recorded as the output ``PLOT_REQUESTED`` (its time), and asked again only when that is older than
+    ``REDRAW_SECONDS`` with nothing drawn (its message was lost). Concurrent first requests: one records it."""
+    marker = outputs.get(PLOT_REQUESTED)
+    now = utcnow()
+    if marker is not None:
+        asked = datetime.fromisoformat(json.loads(st.blobs.get(s, marker))["requested_at"])
+        if (now - asked).total_seconds() < REDRAW_SECONDS:
+            return
+    sha = st.blobs.put(s, json.dumps({"requested_at": now.isoformat()}).encode())
     try:
-        return kind.plot(document, kind.parse(job.request), fmt)
-    except NoPlot as exc:
-        raise ServiceError(422, ProblemCode.PLOT_UNAVAILABLE, str(exc)) from None
-    except InputError as exc:
-        raise ServiceError(422, EngineCode(exc.problems[0].code), exc.problems[0].message) from None
+        with savepoint(s):
+            if marker is None:
+                s.add(JobOutput(job_id=job_id, name=PLOT_REQUESTED, blob_sha256=sha))
+            elif s.execute(update(JobOutput).where(JobOutput.job_id == job_id, JobOutput.name == PLOT_REQUESTED,
+                                                   JobOutput.blob_sha256 == marker)
+                           .values(blob_sha256=sha)).rowcount == 0:  # type: ignore[attr-defined]
+                return  # asked again by another request meanwhile
+    except IntegrityError:
+        return  # asked first by another request
+
+    def send() -> None:
+        try:
+            publish(st.queue.celery, DRAW_PLOTS_TASK, [job_id], queue=st.settings.queue)
+        except Exception as exc:  # asked again by a request after REDRAW_SECONDS
+            log.warning("could not ask a worker to draw job %s's plot (%s)", job_id, exc)
+
+    after_commit(s, send)

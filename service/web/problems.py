@@ -31,20 +31,26 @@ class ApiProblem(ServiceError, HTTPException):
         self.code = status
 
 
-def problem_response(status: int, code: ProblemCode | EngineCode, detail: str,
-                     problems: list[dict[str, Any]] | None = None, headers: Mapping[str, str] | None = None,
-                     title: str | None = None) -> Response:
+def problem_body(status: int, code: ProblemCode | EngineCode, detail: str,
+                 problems: list[dict[str, Any]] | None = None, title: str | None = None) -> str:
+    """The problem+json document every refusal carries."""
     from http import HTTPStatus
 
-    body = {
+    return json.dumps({
         "type": f"https://evalserve.dev/problems/{code}",
         "title": title or HTTPStatus(status).phrase,
         "status": status,
         "detail": detail,
         "code": code,
         "problems": problems or [],
-    }
-    response = Response(json.dumps(body), status=status, mimetype=PROBLEM_JSON)
+    })
+
+
+def problem_response(status: int, code: ProblemCode | EngineCode, detail: str,
+                     problems: list[dict[str, Any]] | None = None, headers: Mapping[str, str] | None = None,
+                     title: str | None = None) -> Response:
+    body = problem_body(status, code, detail, problems, title)
+    response = Response(body, status=status, mimetype=PROBLEM_JSON)
     for key, value in (headers or {}).items():
         response.headers[key] = value
     return response

@@ -219,9 +219,11 @@ class WaitingApp:
 
 
 def _may_park(scope: Scope) -> bool:
-    """A cheap first look: only ``GET /v1/jobs/...?wait=`` may be parked (the view decides)."""
-    return (scope.get("method") == "GET" and str(scope.get("path", "")).startswith("/v1/jobs/")
-            and b"wait=" in scope.get("query_string", b""))
+    """A cheap first look: only ``GET /v1/jobs/...?wait=`` and ``GET /v1/jobs/.../plot`` may be parked (the view
+    decides)."""
+    path = str(scope.get("path", ""))
+    return (scope.get("method") == "GET" and path.startswith("/v1/jobs/")
+            and (b"wait=" in scope.get("query_string", b"") or path.endswith("/plot")))
 
 
 async def _disconnected(receive: Receive) -> None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import httpx
 import pytest
 
 from evalserve.cli.main import main as cli_main
@@ -119,3 +120,33 @@ def test_a_malformed_upload_is_refused_with_every_problem_and_creates_nothing(li
         assert http.get("/v1/jobs", params={"page_size": 100}).json() == jobs_before
         bad_qrels = http.post("/v1/collections", data={"name": "bad"}, files={"qrels": ("q.txt", b"1 0 d x\n")})
         assert bad_qrels.status_code == 422 and bad_qrels.json()["problems"][0]["line"] == 1
+
+
+def test_a_plot_is_drawn_by_a_worker_while_its_first_requests_wait(live: LiveService,
+                                                                    web2012: dict[str, Path]) -> None:
+    """A job's plot is not drawn with the job: its first requests (here four at once, both formats) each get it in
+    one answer, held without a thread while a worker draws it once; later requests get it as stored."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    assert live.logs is not None
+    with live.client() as http:
+        collection = http.post("/v1/collections", data={"name": "plots"},
+                               files={"qrels": web2012["qrels"].open("rb")}).json()["id"]
+        submitted = http.post("/v1/submissions", data={"collection": collection, "measures": "AP nDCG@10"},
+                              files=[("run", web2012["run1"].open("rb"))])
+        job_id = submitted.json()["id"]
+        assert live.wait_job(http, job_id)["state"] == "succeeded"
+        drawn_before = (live.logs / "worker.log").read_text(errors="replace").count(f"job {job_id}: plot drawn")
+        assert drawn_before == 0  # nothing drawn with the job
+
+        def get(fmt: str) -> httpx.Response:
+            return http.get(f"/v1/jobs/{job_id}/plot", params={"format": fmt}, timeout=60)
+
+        with ThreadPoolExecutor(4) as pool:
+            answers = list(pool.map(get, ["png", "svg", "png", "svg"]))
+        assert [a.status_code for a in answers] == [200] * 4, [a.text[:200] for a in answers]
+        assert answers[0].content.startswith(b"\x89PNG") and b"<svg" in answers[1].content[:500]
+        assert answers[0].content == answers[2].content and answers[1].content == answers[3].content
+        again = get("png")
+        assert again.status_code == 200 and again.content == answers[0].content
+    assert (live.logs / "worker.log").read_text(errors="replace").count(f"job {job_id}: plot drawn") == 1

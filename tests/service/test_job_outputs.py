@@ -1,8 +1,10 @@
 """What a worker builds from a succeeded job (``jobrun.outputs``, table ``job_outputs``) and what the API does
-with it: the report content and the plots are stored before the job is marked succeeded, the result and plot
-views only stream or typeset them -- an API process answering ``?format=html`` and ``/plot`` of a finished job
-loads none of the report builder, the meta-evaluation methods, the axioms, SciPy or matplotlib -- and a job that
-succeeded before outputs were stored (none recorded) still gets the same report and a plot, built on demand."""
+with it: the report content is stored before the job is marked succeeded, its plot is drawn by a worker when first
+asked for (``jobrun.drawing``: once, however many ask; asked again when the request's message was lost; a drawing
+that fails is a 422, not a wait for ever); the result and plot views only stream or typeset what is stored -- an
+API process answering ``?format=html`` and ``/plot`` of a finished job loads none of the report builder, the
+meta-evaluation methods, the axioms, SciPy or matplotlib -- and a job that succeeded before outputs were stored
+(none recorded) still gets the same report (built on demand) and a plot (drawn by a worker)."""
 
 from __future__ import annotations
 
@@ -39,6 +41,10 @@ def deployed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Deploym
         "method": "discriminative-power", "options": {"resamples": 50}, "evaluation": evaluation}))
     jobs["significance"] = d.finish(d.post("/v1/meta-evaluations", json={"method": "significance",
                                                                          "evaluation": evaluation}))
+    for name in ("evaluation", "power"):
+        assert not any(o.startswith("plot") for o in outputs(d, jobs[name]))  # none until asked for
+    for job in jobs.values():
+        d.plot(job)
     yield d, jobs, data
     d.ctx.db.dispose()
 
@@ -51,9 +57,9 @@ def outputs(d: Deployment, job: str) -> dict[str, str]:
 def test_the_worker_stores_the_report_and_the_plots_a_kind_offers(deployed: Any) -> None:
     d, jobs, _ = deployed
     reports = ["report", "report.html", "report.latex"]
-    assert sorted(outputs(d, jobs["evaluation"])) == ["plot.png", "plot.svg", *reports]
-    assert sorted(outputs(d, jobs["power"])) == ["plot.png", "plot.svg", *reports]
-    assert sorted(outputs(d, jobs["significance"])) == ["plot.unavailable", *reports]
+    assert sorted(outputs(d, jobs["evaluation"])) == ["plot.png", "plot.requested", "plot.svg", *reports]
+    assert sorted(outputs(d, jobs["power"])) == ["plot.png", "plot.requested", "plot.svg", *reports]
+    assert sorted(outputs(d, jobs["significance"])) == ["plot.requested", "plot.unavailable", *reports]
     with d.ctx.db.session() as s:
         report = json.loads(d.ctx.blobs.get(s, outputs(d, jobs["evaluation"])["report"]))
     from evaluation.reports import build
@@ -135,11 +141,11 @@ def test_a_job_that_succeeded_before_outputs_is_built_on_demand(deployed: Any) -
     with d.ctx.db.session() as s:
         s.execute(delete(JobOutput).where(JobOutput.job_id.in_([legacy, legacy_eval])))
     assert d.get(f"/v1/jobs/{legacy_eval}/result?format=html").get_data(as_text=True) == stored_html
-    png = d.get(f"/v1/jobs/{legacy_eval}/plot")
+    png = d.plot(legacy_eval)
     assert png.status_code == 200 and png.data.startswith(b"\x89PNG")
     document = d.get(f"/v1/jobs/{legacy}/result").json
     assert d.get(f"/v1/jobs/{legacy}/result?format=latex").get_data(as_text=True) == render_report(document, "latex")
-    no_plot = d.get(f"/v1/jobs/{legacy}/plot")
+    no_plot = d.plot(legacy)
     assert no_plot.status_code == 422 and no_plot.json["code"] == "plot-unavailable"
 
 
@@ -156,3 +162,64 @@ def test_the_job_document_shows_the_kind_s_request(deployed: Any) -> None:
     for job in jobs.values():
         shown = d.get(f"/v1/jobs/{job}").json
         assert REQUEST_SCHEMAS[shown["kind"]]().validate(shown["request"]) == {}, shown["request"]
+
+
+def test_a_plot_is_asked_for_once_and_drawn_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Many first requests: one recorded request, one message; a worker draws it once (a second draw, as after a
+    redelivery, finds it drawn); a request whose message was lost (older than REDRAW_SECONDS, nothing drawn) is
+    sent again."""
+    from evalserve.service.jobrun.drawing import draw_plots
+    from evalserve.service.jobs import queries
+
+    sent: list[list[object]] = []
+    monkeypatch.setattr(queries, "publish", lambda celery, task, args, **kw: sent.append([task, *args]))
+    d = Deployment(tmp_path)
+    collection = d.post("/v1/collections", data={"name": "toy", "qrels": (io.BytesIO(qrels()), "q.txt")}).json["id"]
+    job = d.finish(d.post("/v1/submissions", data={"collection": collection, "measures": "AP",
+                                                  "run": [(io.BytesIO(run(1)), "a.txt")]}))
+    answers = [d.get(f"/v1/jobs/{job}/plot?format={fmt}") for fmt in ("png", "svg", "png", "png")]
+    assert [a.status_code for a in answers] == [202] * 4
+    assert answers[0].json == {"state": "drawing", "detail": f"job {job}'s plot is being drawn; ask again after"
+                                                             " Retry-After seconds"}
+    assert sent == [["evalserve.draw_plots", job]]
+    marker = outputs(d, job)["plot.requested"]
+    with d.ctx.db.session() as s:  # its message lost a minute ago
+        row = s.get(JobOutput, (job, "plot.requested"))
+        assert row is not None
+        row.blob_sha256 = d.ctx.blobs.put(s, json.dumps({"requested_at": "2020-01-01T00:00:00+00:00"}).encode())
+    assert d.get(f"/v1/jobs/{job}/plot").status_code == 202
+    assert sent == [["evalserve.draw_plots", job]] * 2 and outputs(d, job)["plot.requested"] != marker
+    assert draw_plots(d.ctx, job) == "drawn"
+    assert draw_plots(d.ctx, job) == "drawn before"
+    assert d.get(f"/v1/jobs/{job}/plot").data.startswith(b"\x89PNG")
+    assert len(sent) == 2
+    d.ctx.db.dispose()
+
+
+def test_a_plot_that_cannot_be_drawn_is_a_422_not_a_wait(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import evaluation.meta.plots
+
+    def broken(*args: Any, **kwargs: Any) -> Any:
+        raise RuntimeError("a bug in drawing")
+
+    monkeypatch.setattr(evaluation.meta.plots, "score_distributions", broken)
+    d = Deployment(tmp_path)
+    collection = d.post("/v1/collections", data={"name": "toy", "qrels": (io.BytesIO(qrels()), "q.txt")}).json["id"]
+    job = d.finish(d.post("/v1/submissions", data={"collection": collection, "measures": "AP",
+                                                  "run": [(io.BytesIO(run(1)), "a.txt")]}))
+    refused = d.plot(job)
+    assert refused.status_code == 422 and refused.json["code"] == "plot-unavailable"
+    assert refused.json["detail"] == "the plot could not be drawn (RuntimeError)"
+    d.ctx.db.dispose()
+
+
+def test_a_plot_of_an_unfinished_job_asks_nothing(tmp_path: Path) -> None:
+    d = Deployment(tmp_path)
+    collection = d.post("/v1/collections", data={"name": "toy", "qrels": (io.BytesIO(qrels()), "q.txt")}).json["id"]
+    queued = d.post("/v1/submissions", data={"collection": collection, "measures": "AP",
+                                             "run": [(io.BytesIO(run(1)), "a.txt")]}).json["id"]
+    assert d.get(f"/v1/jobs/{queued}/plot").status_code == 409
+    from evalserve.service.jobrun.drawing import draw_plots
+
+    assert draw_plots(d.ctx, queued) == "skipped" and outputs(d, queued) == {}
+    d.ctx.db.dispose()

@@ -16,6 +16,7 @@ import pytest
 from evalserve.service.access.tokens import create_token
 from evalserve.service.core.config import Settings
 from evalserve.service.jobrun.context import WorkerContext
+from evalserve.service.jobrun.drawing import draw_plots
 from evalserve.service.jobrun.runner import run_job
 from evalserve.service.web.app import create_app
 from evaluation.meta.methods import run_method
@@ -42,6 +43,17 @@ class Deployment:
         assert run_job(self.ctx, job_id) in ("succeeded", "failed")
         job: dict[str, Any] = self.get(f"/v1/jobs/{job_id}").json
         return job
+
+    def plot(self, job_id: str, fmt: str = "png") -> Any:
+        """The job's plot as a client gets it: the first request asks a worker to draw it (202; the test client
+        parks nothing), the worker draws it (called here), the next request gets it."""
+        path = f"/v1/jobs/{job_id}/plot?format={fmt}"
+        first = self.get(path)
+        if first.status_code != 202:
+            return first
+        assert first.headers["Retry-After"] == "1" and first.json["state"] == "drawing", first.get_data(as_text=True)
+        assert draw_plots(self.ctx, job_id) in ("drawn", "drawn before")
+        return self.get(path)
 
 
 @pytest.fixture(scope="module")
@@ -97,12 +109,12 @@ def test_a_meta_job_can_evaluate_runs_first(deployed: tuple[Deployment, dict]) -
 def test_plots_of_jobs(deployed: tuple[Deployment, dict]) -> None:
     pytest.importorskip("matplotlib")
     d, ids = deployed
-    png = d.get(f"/v1/jobs/{ids['evaluation']}/plot")
+    png = d.plot(ids["evaluation"])
     assert png.status_code == 200 and png.mimetype == "image/png" and png.data.startswith(b"\x89PNG")
     job = d.post("/v1/meta-evaluations", json={"method": "discriminative-power", "options": {"resamples": 100},
                                                 "evaluation": ids["evaluation"], "measures": ["AP"]})
     done = d.run(job.json["id"])
-    svg = d.get(f"/v1/jobs/{done['id']}/plot?format=svg")
+    svg = d.plot(done["id"], "svg")
     assert svg.status_code == 200 and svg.mimetype == "image/svg+xml" and b"<svg" in svg.data[:500]
 
 
@@ -129,7 +141,7 @@ def test_bad_meta_requests(deployed: tuple[Deployment, dict]) -> None:
     d.run(meta["id"])
     tsv = d.get(f"/v1/jobs/{meta['id']}/result?format=tsv")
     assert tsv.status_code == 422 and tsv.json["code"] == "format-not-available"
-    plot = d.get(f"/v1/jobs/{meta['id']}/plot")
+    plot = d.plot(meta["id"])
     assert plot.status_code == 422 and plot.json["code"] == "plot-unavailable"
     problem({"method": "unanimity", "evaluation": meta["id"]}, 404, "not-found")  # a meta job is no evaluation
 

@@ -14,6 +14,7 @@ from evalserve.service.jobs.kinds import evaluation, meta
 from evalserve.service.jobs.kinds.base import (
            NO_PLOT,
            PLOT_FORMATS,
+           PLOT_REQUESTED,
            REPORT,
            JobKind,
            JobKindName,
@@ -30,5 +31,6 @@ _KINDS: tuple[JobKind, ...] = (evaluation.KIND, meta.KIND)
 #: every job kind by name (add new ones to ``_KINDS``)
 KINDS: dict[str, JobKind] = {k.name: k for k in _KINDS}
 
-__all__ = ["EVALUATION", "KINDS", "META", "NO_PLOT", "PLOT_FORMATS", "REPORT", "EvaluationRequest", "JobKind",
-           "JobKindName", "JobRequest", "MetaRequest", "NoPlot", "plot_output", "report_output"]
+__all__ = ["EVALUATION", "KINDS", "META", "NO_PLOT", "PLOT_FORMATS", "PLOT_REQUESTED", "REPORT",
+           "EvaluationRequest", "JobKind", "JobKindName", "JobRequest", "MetaRequest", "NoPlot", "plot_output",
+           "report_output"]

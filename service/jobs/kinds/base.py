@@ -15,6 +15,8 @@ PLOT_FORMATS = ("png", "svg")
 REPORT = "report"
 #: why a job has no plot, ``{"code", "detail"}`` as JSON (the plot view's 422), stored in place of its plots
 NO_PLOT = "plot.unavailable"
+#: when a job's plot was first asked for, ``{"requested_at"}`` as JSON: a worker is drawing it (``jobrun.drawing``)
+PLOT_REQUESTED = "plot.requested"
 
 
 class JobKindName(StrEnum):

@@ -3,6 +3,7 @@ makes one call to ``jobs.queries`` and answers with what it returns."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from typing import Any
 
@@ -11,6 +12,7 @@ from flask.views import MethodView
 from flask_smorest import Blueprint
 
 from evalserve.service.access.principal import budget_owner
+from evalserve.service.core.errors import ServiceError
 from evalserve.service.core.etags import etag_of, matches
 from evalserve.service.core.longpoll import MAX_WAIT_SECONDS, wait_for_change
 from evalserve.service.jobs import queries as caller_jobs
@@ -18,7 +20,7 @@ from evalserve.service.store.models import FINAL_STATES
 from evalserve.service.web.api.conditional import if_none_match, not_modified
 from evalserve.service.web.auth import current_token, require
 from evalserve.service.web.context import session, state, unit_of_work
-from evalserve.service.web.problems import PROBLEM_JSON, ProblemSchema
+from evalserve.service.web.problems import PROBLEM_JSON, ProblemSchema, problem_body
 from evalserve.service.web.schemas import JobQuerySchema, JobSchema, PlotQuerySchema, ResultQuerySchema
 from evalserve.service.web.waiting import Answer, Park, evented, offer_park
 from evaluation.result_formats import ResultFormat
@@ -26,6 +28,9 @@ from evaluation.result_formats import ResultFormat
 blp = Blueprint("jobs", __name__, url_prefix="/v1/jobs", description="Jobs and results")
 
 MEDIA = {fmt.value: fmt.media_type for fmt in ResultFormat}
+PLOT_MEDIA = {"png": "image/png", "svg": "image/svg+xml"}
+#: how long a plot's request waits for a worker to draw it before answering 202
+PLOT_WAIT_SECONDS = 30.0
 #: the result's media type by ``format``, for the OpenAPI document
 RESULT_DESCRIPTION = "the result in the requested format (JSON: the offline CLI's document)"
 RESULT_CONTENT = {media: {"schema": {"type": "object" if fmt == ResultFormat.JSON else "string"}}
@@ -136,6 +141,8 @@ class Plot(MethodView):
     @blp.arguments(PlotQuerySchema, location="query")
     @blp.response(200, description="PNG or SVG: ASL curves of a discriminative-power job, per-topic score"
                   " distributions of an evaluation job", content_type="image/png")
+    @blp.alt_response(202, description="the plot is being drawn (its first request asked a worker to draw it, and"
+                      " it was not drawn within the wait): ask again after Retry-After seconds")
     @blp.alt_response(409, schema=ProblemSchema, content_type=PROBLEM_JSON, description="the job has not succeeded")
     @blp.alt_response(422, schema=ProblemSchema, content_type=PROBLEM_JSON,
                       description="nothing to draw for this job, or plots unavailable on the server")
@@ -143,7 +150,38 @@ class Plot(MethodView):
         "image/png": {"schema": {"type": "string", "format": "binary"}},
         "image/svg+xml": {"schema": {"type": "string"}}}}})
     def get(self, query: dict[str, Any], job_id: str) -> Any:
-        """A plot of the job's results (``?format=png`` or ``svg``)."""
+        """A plot of the job's results (``?format=png`` or ``svg``). A worker draws it when it is first asked
+        for; that request waits for it (up to 30 s, holding no thread), or answers ``202`` with ``Retry-After``."""
         fmt = query["format"]
-        image = caller_jobs.job_plot(session(), state(), current_token(), job_id, fmt)
-        return Response(image, mimetype="image/png" if fmt == "png" else "image/svg+xml")
+        st = state()
+        image = caller_jobs.job_plot(session(), st, current_token(), job_id, fmt)
+        if image is not None:
+            return Response(image, mimetype=PLOT_MEDIA[fmt])
+        offer_park(Park(budget_owner(current_token()), f"{job_id}/plot.{fmt}", PLOT_WAIT_SECONDS,
+                        look=lambda: caller_jobs.plot_now(st, job_id, fmt),
+                        settled=lambda _tag, found: found is not None, finish=_plot_later(job_id, fmt)))
+        # parked: answered from the event loop once drawn; otherwise (Flask's test client, a plain WSGI server,
+        # over the cap of waits): "being drawn", at once
+        status, headers, body = _drawing(job_id)
+        return Response(body, status=status, headers=headers)
+
+
+def _drawing(job_id: str) -> Answer:
+    """The answer while a plot is being drawn."""
+    body = json.dumps({"state": "drawing", "detail": f"job {job_id}'s plot is being drawn; ask again after"
+                       " Retry-After seconds"}) + "\n"
+    return 202, {"Content-Type": "application/json", "Retry-After": "1"}, body.encode()
+
+
+def _plot_later(job_id: str, fmt: str) -> Callable[[str, bytes | ServiceError | None], Answer]:
+    """How a parked plot request is answered once drawn, refused or its wait over (on the watcher thread)."""
+
+    def finish(_tag: str, found: bytes | ServiceError | None) -> Answer:
+        if isinstance(found, bytes):
+            return 200, {"Content-Type": PLOT_MEDIA[fmt]}, found
+        if isinstance(found, ServiceError):
+            body = problem_body(found.status or 422, found.problem_code, found.detail, found.problems)
+            return found.status or 422, {"Content-Type": PROBLEM_JSON}, body.encode()
+        return _drawing(job_id)
+
+    return finish
