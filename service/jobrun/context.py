@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from celery import Celery
 
 from evalserve.service.core.config import Settings
+from evalserve.service.jobrun.judgments import JudgmentsCache
 from evalserve.service.jobs.events import JobListener
 from evalserve.service.store.blobs import BlobStore
 from evalserve.service.store.db import Database
@@ -23,6 +24,7 @@ class WorkerContext:
     celery: Celery | None = None  # publishes follow-up messages (webhook deliveries); None in plain tests
     listeners: Sequence[JobListener] = ()  # told when a job ends (``jobs.events``)
     pid: int = field(default_factory=os.getpid)
+    judgments: JudgmentsCache = field(default_factory=JudgmentsCache)  # parsed judgments kept between jobs
 
 
 def context_for(app: Celery) -> WorkerContext:

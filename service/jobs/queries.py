@@ -59,6 +59,12 @@ def job_now(st: ServiceState, job_id: str) -> dict[str, Any]:
         return job_document(job)
 
 
+def jobs_now(st: ServiceState, job_ids: list[str]) -> dict[str, dict[str, Any]]:
+    """Jobs already shown to their callers, as they are now, in one read (the long-polls' next look)."""
+    with st.db.session() as s:
+        return {job.id: job_document(job) for job in s.scalars(select(Job).where(Job.id.in_(job_ids)))}
+
+
 def cancel_job(s: Session, st: ServiceState, token: Token, job_id: str) -> dict[str, Any]:
     """Cancel the caller's job -- at once when queued, at its next step when running -- and record its callback
     if that ended it; the job as it is then. The callback's wake-up is sent after the commit."""

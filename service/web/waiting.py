@@ -5,7 +5,8 @@ what to watch and how to answer later. The loop then holds the connection (a cor
 watched thing changes, the wait's bound passes or the client disconnects, and sends the park's ``finish``.
 
 One watcher thread per process looks at every parked key every ``WATCH_SECONDS`` (one look per distinct key,
-however many wait on it; when a round of looks takes longer, the pause is twice the round, so the thread is never
+however many wait on it, and one for all the keys of a family that can be read together: every parked job in one
+query; when a round of looks takes longer, the pause is twice the round, so the thread is never
 more than about a third busy). Parked waits are counted per budget owner and in total (``core.longpoll.WaitCount``);
 over a cap the immediate answer goes out at once with ``Retry-After: REFUSED_RETRY_AFTER``.
 """
@@ -58,6 +59,10 @@ class Park:
     look: Callable[[], tuple[str, Any]]
     settled: Callable[[str, Any], bool]
     finish: Callable[[str, Any], Answer]
+    #: parks of one ``family`` may be looked at together: ``look_many(keys)`` reads (tag, value) of every key in
+    #: one go (one query for every parked job, not one per job), in place of each one's ``look``
+    family: str | None = None
+    look_many: Callable[[list[str]], dict[str, tuple[str, Any]]] | None = None
 
 
 def offer_park(park: Park) -> bool:
@@ -122,8 +127,20 @@ class Watcher:
 
 
 def _look_all(parks: list[Park]) -> list[tuple[Park, tuple[str, Any]]]:
-    """On the watcher thread: one look per distinct key; the parks it settles."""
+    """On the watcher thread: one look per distinct key (one per family for the keys of a family that looks at
+    many at once); the parks it settles."""
     seen: dict[str, tuple[str, Any] | None] = {}
+    families: dict[str, list[Park]] = {}
+    for park in parks:
+        if park.family is not None and park.look_many is not None:
+            families.setdefault(park.family, []).append(park)
+    for members in families.values():
+        keys = sorted({park.key for park in members})
+        try:
+            seen.update(members[0].look_many(keys))  # type: ignore[misc]
+        except Exception:  # the database is away for a moment: look again next time
+            log.exception("parked waits could not look at %d keys", len(keys))
+            seen.update(dict.fromkeys(keys))
     settled = []
     for park in parks:
         if park.key not in seen:

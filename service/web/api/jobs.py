@@ -68,7 +68,9 @@ class OneJob(MethodView):
             park = Park(budget_owner(current_token()), job_id, min(query["wait"], MAX_WAIT_SECONDS),
                         look=lambda: tagged(caller_jobs.job_now(st, job_id)),
                         settled=lambda t, d: t not in watched or d["state"] in FINAL_STATES,
-                        finish=_answer_later(current_app._get_current_object(), known))  # type: ignore[attr-defined]
+                        finish=_answer_later(current_app._get_current_object(), known),  # type: ignore[attr-defined]
+                        family="job", look_many=lambda ids: {i: tagged(d) for i, d in
+                                                             caller_jobs.jobs_now(st, ids).items()})
             if not park.settled(tag, document) and not offer_park(park) and not evented():
                 tag, document = wait_for_change(lambda: tagged(caller_jobs.job_now(st, job_id)), watched,
                                                 query["wait"], done=lambda d: d["state"] in FINAL_STATES)
