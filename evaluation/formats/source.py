@@ -74,10 +74,11 @@ class Blob:
     raw: bytes  # as given (possibly gzip), for the content hash
 
     @classmethod
-    def from_bytes(cls, data: bytes, name: str = "<bytes>", limits: DecodeLimits | None = None) -> Blob:
+    def from_bytes(cls, data: bytes, name: str = "<bytes>", limits: DecodeLimits | None = None,
+                   inflating: Callable[[int], None] | None = None) -> Blob:
         """Wrap bytes as an input, decompressing gzip content and dropping a UTF-8 byte-order mark; InputError
-        when it passes a limit or is binary."""
-        text = decode(data, name, limits or DEFAULT_LIMITS)
+        when it passes a limit or is binary. ``inflating``: see ``decode``."""
+        text = decode(data, name, limits or DEFAULT_LIMITS, inflating)
         if text.startswith(UTF8_BOM):
             text = text[len(UTF8_BOM) :]
         return cls(name, text, data)
@@ -88,8 +89,11 @@ class Blob:
         return hashlib.sha256(self.raw).hexdigest()
 
 
-def decode(data: bytes, name: str, limits: DecodeLimits = DEFAULT_LIMITS) -> bytes:
-    """The text of ``data`` (gunzipped when it is gzip), checked against ``limits`` while it is produced."""
+def decode(data: bytes, name: str, limits: DecodeLimits = DEFAULT_LIMITS,
+           inflating: Callable[[int], None] | None = None) -> bytes:
+    """The text of ``data`` (gunzipped when it is gzip), checked against ``limits`` while it is produced.
+    ``inflating(total)`` is told what gzip ``data`` has inflated to so far, before each piece is kept (a service
+    charges a memory budget with it; it may raise to stop)."""
     meter = _Meter(limits, name, compressed=data.startswith(GZIP_MAGIC))
     if not meter.compressed:
         for lo in range(0, len(data), _CHUNK):
@@ -99,6 +103,8 @@ def decode(data: bytes, name: str, limits: DecodeLimits = DEFAULT_LIMITS) -> byt
     kept: list[bytes] | None = []
     for chunk in inflate_pieces(data, name):
         meter.feed(chunk, 0, len(chunk))
+        if inflating is not None:
+            inflating(meter.total)
         if kept is not None:
             kept.append(chunk)
             if meter.total > _KEEP:

@@ -19,7 +19,7 @@ from evalserve.service.store.models import Collection, RunRecord, new_id
 from evalserve.service.store.storage import HasStores
 from evaluation.formats import Blob, parse_intent_weights, parse_run
 from evaluation.formats.run_formats import RunFormat, parse_run_as, resolve_run_format, text_head
-from evaluation.formats.source import GZIP_MAGIC, TOO_LARGE_CODES, DecodeLimits, inflate_pieces
+from evaluation.formats.source import GZIP_MAGIC, TOO_LARGE_CODES, DecodeLimits
 from evaluation.model import Run
 from evaluation.pipeline import parse_judgments
 from evaluation.problems import InputError, Parsed
@@ -30,37 +30,20 @@ def to_blob(data: bytes, filename: str, limits: DecodeLimits) -> Blob:
     """Upload bytes as an engine input (gzip decompressed under ``limits``): a file too large once decompressed
     is a 413 problem (code ``decompressed-too-large``/``input-too-large``), any other decoding problem (corrupt
     gzip, ``line-too-long``, ``too-many-lines``, ``binary-input``) a 422. The request's upload budget is charged
-    with what it inflates to before it is inflated in memory (``inputs.inflight``)."""
+    with what it inflates to as it inflates, before each piece is kept (``inputs.inflight``; the decoder keeps
+    nothing past its in-memory cap: it counts first, then inflates), so one pass both charges and decodes."""
     try:
         with one_file():
-            if charging():
-                progress(inflated_size(data, limits) if data.startswith(GZIP_MAGIC) else len(data))
-            return Blob.from_bytes(data, filename, limits)
+            gzip = data.startswith(GZIP_MAGIC)
+            if charging() and not gzip:
+                progress(len(data))
+            return Blob.from_bytes(data, filename, limits, progress if charging() and gzip else None)
     except InputError as exc:
         big = next((p for p in exc.problems if p.code in TOO_LARGE_CODES), None)
         if big is not None:
             raise ServiceError(413, ProblemCode(big.code), f"{filename}: {big.message}; nothing was stored",
                              exc.as_dicts()) from None
         raise _refused(filename, exc.as_dicts(), exc.omitted) from None
-
-
-def inflated_size(data: bytes, limits: DecodeLimits) -> int:
-    """What gzip ``data`` inflates to (every member), counted piece by piece as the decoder inflates it
-    (``inflate_pieces``) and charged to the request's budget as it grows; counting stops where the decoder will
-    refuse it (past the cap or the line count, at a NUL byte, at damage), so a bomb costs no more here than there."""
-    total, lines = 0, 0
-    try:
-        for piece in inflate_pieces(data, "<upload>"):
-            if b"\0" in piece:
-                break
-            total += len(piece)
-            lines += piece.count(b"\n")
-            progress(total)
-            if total > limits.max_bytes or lines > limits.max_lines:
-                break
-    except InputError:  # damaged: the decoder reports it
-        pass
-    return total
 
 
 def _refused(filename: str, problems: list[dict[str, Any]], omitted: int = 0) -> ServiceError:
