@@ -129,7 +129,7 @@ class UploadBudget:
     slots: int = 4  # uploads being validated at once in one API process
     per_caller: int = 2  # ... of them from one caller (``access.principal.budget_owner``)
     assumed_ratio: float = 20.0  # a body is assumed to inflate to this many times its size until it is read
-    retry_seconds: int = 10  # the Retry-After of a refusal
+    retry_seconds: int = 10  # the Retry-After of a refusal for the budget's bytes (for its slots: 1 s)
 
     @classmethod
     def from_env(cls, env: dict[str, str]) -> UploadBudget:

@@ -29,6 +29,8 @@ from evalserve.service.core.problem_codes import ProblemCode
 
 log = logging.getLogger(__name__)
 
+#: the Retry-After of a refusal for the uploads being validated (slots, per caller), not for their bytes
+SLOT_RETRY_SECONDS = 1
 #: a reservation grows by at least this much at a time (fewer round trips to Redis while a file inflates)
 STEP_BYTES = 32 << 20
 
@@ -188,7 +190,9 @@ class UploadGate:
         return int(min(declared * self.settings.assumed_ratio, self.cap_bytes)) + declared
 
     def refusal(self, where: str) -> ServiceError:
-        wait = self.settings.retry_seconds
+        # busy slots free up as soon as one upload is validated (a TREC run: a tenth of a second): ask again
+        # soon; a memory budget is held by large uploads, for longer
+        wait = SLOT_RETRY_SECONDS if where in ("slots", "caller") else self.settings.retry_seconds
         reason = {"slots": f"{self.settings.slots} uploads are being validated by this server process",
                   "caller": f"you have {self.settings.per_caller} uploads being validated already",
                   "process": "the uploads being validated by this server process would pass its memory budget"

@@ -134,3 +134,13 @@ def test_quota_checks_wait_until_the_files_are_valid() -> None:
     with gate.reserve(MIB, "u1"):  # a block that never stored: checked when it ends, before the answer
         defer_until_store(lambda: made.append("at the end"))
     assert made == ["deferred", "at the end"]
+
+
+def test_taken_slots_ask_to_retry_in_a_second_a_full_budget_after_the_setting() -> None:
+    gate, _ = _gate(budget_mb=64, slots=1, per_caller=1)
+    with gate.reserve(1024, "u1"):
+        for owner in ("u1", "u2"):  # the caller's slot, then the process's
+            with pytest.raises(ServiceError) as refused, gate.reserve(1024, owner):
+                pass
+            assert refused.value.status == 503 and refused.value.extra_headers == {"Retry-After": "1"}
+            assert refused.value.problem_code == "uploads-busy"
