@@ -137,7 +137,7 @@ def main() -> int:
     parser.add_argument("--submissions", type=int, default=200)
     parser.add_argument("--clients", type=int, default=20)
     parser.add_argument("--concurrency", type=int, default=2, help="worker processes")
-    parser.add_argument("--api-workers", type=int, default=4)
+    parser.add_argument("--api-workers", type=int, default=2, help="gunicorn processes (default 2: as serve starts)")
     parser.add_argument("--poll", choices=("longpoll", "backoff"), default="longpoll")
     parser.add_argument("--engine-seconds", type=float, default=15.0,
                         help="how long the engine-alone yardstick runs (0: skip it)")
