@@ -193,6 +193,7 @@ class Settings:
     split_runs: int = 10  # an evaluation job is split into parts of at least this many runs (0: never split)
     split_max_parts: int = 16  # ... and into at most this many parts
     catalogue_dir: Path | None = None  # where published judgment sets lie (POST /v1/catalogue)
+    signup: bool = False  # anyone may create a user (read, submit) with POST /v1/users; else admins only
     extra: dict[str, str] = field(default_factory=dict)
 
     @property
@@ -232,8 +233,9 @@ class Settings:
         (default 300), ``EVALSERVE_WORKER_MAX_RSS_MB`` (default 1024; 0: never recycle),
         ``EVALSERVE_SERVE_START_SECONDS`` (default 60), ``EVALSERVE_SPLIT_RUNS`` (default 10: jobs of 20 runs or
         more are split over workers in parts of at least 10 runs; 0 never splits), ``EVALSERVE_SPLIT_MAX_PARTS``
-        (default 16), ``EVALSERVE_CATALOGUE_DIR`` (published judgment sets the admin route may load; default none);
-        the per-user limits: ``Limits.from_env``; uploads in flight: ``UploadBudget.from_env``."""
+        (default 16), ``EVALSERVE_CATALOGUE_DIR`` (published judgment sets the admin route may load; default none),
+        ``EVALSERVE_SIGNUP`` (``closed``; ``open``: anyone may create a user over HTTP); the per-user limits:
+        ``Limits.from_env``; uploads in flight: ``UploadBudget.from_env``."""
         env = dict(os.environ if environ is None else environ)
         data_dir = Path(env.get("EVALSERVE_DATA_DIR") or default_data_dir()).expanduser()
         database_url = _normalise_database_url(env.get("DATABASE_URL") or f"sqlite:///{data_dir / 'evalserve.db'}")
@@ -281,7 +283,15 @@ class Settings:
             split_max_parts=int(env.get("EVALSERVE_SPLIT_MAX_PARTS", "16")),
             catalogue_dir=Path(env["EVALSERVE_CATALOGUE_DIR"]).expanduser() if env.get("EVALSERVE_CATALOGUE_DIR")
             else None,
+            signup=_signup(env.get("EVALSERVE_SIGNUP", "closed")),
         )
+
+
+def _signup(value: str) -> bool:
+    """``EVALSERVE_SIGNUP``: ``open`` (anyone may create a user over HTTP) or ``closed`` (admins only)."""
+    if value.strip().lower() not in ("open", "closed"):
+        raise ValueError(f"EVALSERVE_SIGNUP must be open or closed, not {value!r}")
+    return value.strip().lower() == "open"
 
 
 def _normalise_database_url(url: str) -> str:

@@ -35,6 +35,10 @@ class ProblemCode(StrEnum):
     ERROR = "error"  # any other 4xx status the framework raises
     INTERNAL_ERROR = "internal-error"  # 500 and any other 5xx: a bug (logged); also a job that failed of one
 
+    # --- users and tokens (``access.accounts``) ---------------------------------------------------------------
+    SCOPE_NOT_HELD = "scope-not-held"  # 403: a new token would get a scope the calling token lacks
+    SIGNUP_CLOSED = "signup-closed"  # 403: creating a user without an admin token where sign-up is closed
+
     # --- request checks (``web``) --------------------------------------------------------------------------------
     TOO_DEEP = "too-deep"  # 400: the JSON body nests deeper than the limit
     BAD_IDEMPOTENCY_KEY = "bad-idempotency-key"  # 400: an Idempotency-Key over 200 characters

@@ -111,6 +111,7 @@ class Token(Base):
     scopes: Mapped[str] = mapped_column(String(100))  # space-separated: read submit admin
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
     revoked_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+    expires_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)  # None: never
 
     @property
     def scope_set(self) -> frozenset[str]:

@@ -22,8 +22,9 @@ UPLOAD_ENDPOINTS = frozenset({
     "evaluations.meta_evaluate", "tasks.Tasks", "tasks.Submissions", "tasks.Judgments",
 })
 REGISTER_ENDPOINT = "tasks.Participants"
+SIGNUP_ENDPOINT = "accounts.Users"  # creating a user: a registration attempt (sign-up open: anyone may try)
 EXEMPT_ENDPOINTS = frozenset({"health.health"})
-WHAT = {"uploads": "uploads and queued work", "registrations": "registration attempts for this task"}
+WHAT = {"uploads": "uploads and queued work", "registrations": "registration attempts (a task's, or sign-ups)"}
 EXTENSION = "evalserve.ratelimits"
 
 
@@ -35,6 +36,8 @@ def _hits() -> list[tuple[str, str]]:
         hits.append(("uploads", key))
     if request.method == "POST" and request.endpoint == REGISTER_ENDPOINT:  # per user and task
         hits.append(("registrations", f"{key}:task:{(request.view_args or {}).get('task_id', '')}"))
+    if request.method == "POST" and request.endpoint == SIGNUP_ENDPOINT:
+        hits.append(("registrations", f"{key}:signup"))
     return hits
 
 

@@ -224,6 +224,39 @@ class Client:
                 for topic, value in [*item.get("per_topic", {}).items(), ("all", item["mean"])]]
         return pandas.DataFrame(rows, columns=["run", "measure", "topic", "value"])
 
+    # -- users and tokens ----------------------------------------------------------------------------------------
+
+    def tokens(self) -> list[dict[str, Any]]:
+        """Your tokens (those of the user the client's token belongs to), revoked and expired ones included; never
+        their secrets."""
+        found: list[dict[str, Any]] = self._send("GET", "/v1/tokens").json()
+        return found
+
+    def create_token(self, name: str, *, scopes: Sequence[str] | None = None,
+                     expires_in_days: float | None = None) -> dict[str, Any]:
+        """A new token for yourself, with at most the client token's scopes (default: the same); the answer's
+        ``token`` is the token itself, shown this once."""
+        body = {"name": name, "scopes": list(scopes) if scopes is not None else None,
+                "expires_in_days": expires_in_days}
+        return self._json("POST", "/v1/tokens", json={k: v for k, v in body.items() if v is not None})
+
+    def revoke_token(self, token: Ref) -> dict[str, Any]:
+        """Revoke one of your tokens (an admin: anyone's) by id or as listed; refused from its next request."""
+        return self._json("DELETE", f"/v1/tokens/{_segment(token)}")
+
+    def users(self) -> list[dict[str, Any]]:
+        """Every user (admin tokens only)."""
+        found: list[dict[str, Any]] = self._send("GET", "/v1/users").json()
+        return found
+
+    def create_user(self, name: str, *, scopes: Sequence[str] | None = None, token_name: str | None = None,
+                    expires_in_days: float | None = None) -> dict[str, Any]:
+        """A new user and their first token (an admin token; any token or none where sign-up is open):
+        ``{"user": {...}, "token": {..., "token": "es_..."}}``, the token shown this once."""
+        body = {"name": name, "scopes": list(scopes) if scopes is not None else None, "token_name": token_name,
+                "expires_in_days": expires_in_days}
+        return self._json("POST", "/v1/users", json={k: v for k, v in body.items() if v is not None})
+
     # -- shared tasks --------------------------------------------------------------------------------------------
 
     def tasks(self) -> list[dict[str, Any]]:

@@ -1,6 +1,7 @@
 """HTTP resources, one blueprint per resource, all under ``/v1`` except health and the OpenAPI document."""
 
 from evalserve.service.web.api import (
+    accounts,
     catalogue,
     collections,
     evaluations,
@@ -13,4 +14,4 @@ from evalserve.service.web.api import (
 )
 
 BLUEPRINTS = (health.blp, measures.blp, catalogue.blp, collections.blp, runs.blp, evaluations.blp, jobs.blp, tasks.blp,
-              webhooks.blp)
+              webhooks.blp, accounts.blp)
