@@ -43,6 +43,9 @@ from tests.service.live import (
 )
 
 BACKENDS = ["embedded", "redis-postgres"]
+#: how long serve must keep serving with the broker down (the suite: 10 s past a give-up scaled to 3 s; the
+#: issue's 5 minutes with the real give-up: EVALSERVE_BROKER_DOWN_HOLD_SECONDS=300, run by hand)
+BROKER_DOWN_HOLD_SECONDS = float(os.environ.get("EVALSERVE_BROKER_DOWN_HOLD_SECONDS", "10"))
 
 
 @pytest.fixture(scope="module")
@@ -119,11 +122,13 @@ def test_serve_keeps_the_api_up_while_the_broker_is_down(
         tmp_path: Path, backend: str, trec: dict[str, Path], capsys: pytest.CaptureFixture[str]) -> None:
     expected = offline(trec, capsys)
     broker = Broker(backend, tmp_path)
-    # the old give-up (60 s) scaled down to 3 s: serve must still serve well past it
+    # the old give-up (60 s) scaled down to 3 s: serve must still serve well past it; with the full
+    # 5 minutes (EVALSERVE_BROKER_DOWN_HOLD_SECONDS=300, run by hand: docs/deploy.md) the give-up is not scaled
+    scaled = {"EVALSERVE_SERVE_START_SECONDS": "3"} if BROKER_DOWN_HOLD_SECONDS < 60 else {}
     with contextlib.ExitStack() as cleanup:
         cleanup.callback(broker.stop)
         served = cleanup.enter_context(serve(tmp_path, backend, "--concurrency", "1", before=broker.make_unreachable,
-                                             EVALSERVE_SERVE_START_SECONDS="3", **broker.env()))
+                                             **scaled, **broker.env()))
         http = cleanup.enter_context(served.client())
         status, report = health(served.url)
         assert status == 503 and report["database"] == "ok" and report["broker"].startswith("unavailable"), report
@@ -137,10 +142,11 @@ def test_serve_keeps_the_api_up_while_the_broker_is_down(
         ids = [submit(http, col, trec["run"]) for _ in range(5)]
         assert {http.get(f"/v1/jobs/{i}").json()["state"] for i in ids} == {"queued"}
 
-        # still serving past three times the scaled-down give-up
-        while time.monotonic() - served.started < 10:  # type: ignore[attr-defined]
-            time.sleep(0.5)
-        assert served.proc.poll() is None, served.tail()
+        # still serving past three times the scaled-down give-up (or for 5 minutes), answering all along
+        while time.monotonic() - served.started < BROKER_DOWN_HOLD_SECONDS:  # type: ignore[attr-defined]
+            time.sleep(min(5.0, BROKER_DOWN_HOLD_SECONDS / 10))
+            assert served.proc.poll() is None, served.tail()
+            assert health(served.url)[0] == 503
         status, report = health(served.url)
         assert status == 503 and report["broker"].startswith("unavailable"), report
         ids.append(submit(http, col, trec["run"]))
