@@ -218,7 +218,7 @@ def test_the_html_leaderboard_renders_in_chromium(campaign: Campaign, chromium: 
 # --- every route, tried by someone who must not get through --------------------------------------------------
 
 #: what another registered participant (carol) gets on each operation when every path parameter names someone
-#: else's resource (bob's run and submission, the organiser's job, webhook and hidden collection); "public" ones
+#: else's resource (bob's run, submission and token, the organiser's job, webhook and hidden collection); "public" ones
 #: answer 200 by design and must not show the hidden data. A new route fails the test until it is classified.
 AS_OTHER_PARTICIPANT: dict[tuple[str, str], int | str] = {
     ("GET", "/health"): "public", ("GET", "/v1/measures"): "public", ("GET", "/v1/measures/{name}"): "public",
@@ -246,16 +246,21 @@ AS_OTHER_PARTICIPANT: dict[tuple[str, str], int | str] = {
     ("DELETE", "/v1/tasks/{task_id}/webhooks/{webhook_id}"): 403,
     ("GET", "/v1/tasks/{task_id}/webhooks/{webhook_id}/deliveries"): 403,
     ("POST", "/v1/tasks/{task_id}/webhooks/{webhook_id}/ping"): 403,
+    ("GET", "/v1/tokens"): "own", ("POST", "/v1/tokens"): "own", ("DELETE", "/v1/tokens/{token_id}"): 404,
+    ("GET", "/v1/users"): 403, ("POST", "/v1/users"): 403,
 }
 #: operations an anonymous caller may use (a public task's pages, the catalogue, health); the rest answer 401
 ANONYMOUS_OK = {("GET", "/health"), ("GET", "/v1/measures"), ("GET", "/v1/measures/{name}"), ("GET", "/v1/tasks"),
                 ("GET", "/v1/tasks/{task_id}"), ("GET", "/v1/tasks/{task_id}/phases"),
                 ("GET", "/v1/tasks/{task_id}/leaderboard")}
+#: operations an anonymous caller is refused otherwise than 401: creating a user where sign-up is closed
+ANONYMOUS_REFUSED = {("POST", "/v1/users"): 403}
 
 
 def _request(c: Campaign, http: httpx.Client, method: str, template: str, job: str, webhook: str) -> httpx.Response:
     """The operation with every path parameter naming another's resource, and a body that would be valid."""
     values = {"collection_id": c.collection, "run_id": c.runs["bob"], "job_id": job, "task_id": c.task,
+              "token_id": c.tokens["bob"].split("_")[1],
               "submission_id": c.submissions["bob"], "webhook_id": webhook,
               "name": "AP" if template.startswith("/v1/measures") else "test"}
     path = re.sub(r"\{(\w+)\}", lambda m: values.get(m.group(1), "AP"), template)
@@ -278,6 +283,8 @@ def _request(c: Campaign, http: httpx.Client, method: str, template: str, job: s
         ("PATCH", "/v1/tasks/{task_id}/submissions/{submission_id}"): {"json": {"selected": True}},
         ("POST", "/v1/tasks/{task_id}/judgments"): {"files": {"qrels": qrels}},
         ("POST", "/v1/tasks/{task_id}/webhooks"): {"json": {"url": "http://127.0.0.1:9/"}},
+        ("POST", "/v1/tokens"): {"json": {"name": "x"}},
+        ("POST", "/v1/users"): {"json": {"name": "x"}},
     }
     return http.request(method, path, **bodies.get((method, template), {}))
 
@@ -324,7 +331,7 @@ def test_every_route_keeps_others_runs_jobs_submissions_and_the_hidden_judgments
             if (method, template) in ANONYMOUS_OK:
                 assert response.status_code == 200, where
             else:
-                assert response.status_code == 401, where
+                assert response.status_code == ANONYMOUS_REFUSED.get((method, template), 401), where
             for secret in secrets:
                 assert not _shows(response, secret), f"{where} shows {secret}"
     with campaign.http("mallory") as mallory:  # not registered: sees the public task, none of its submissions
