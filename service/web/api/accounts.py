@@ -21,6 +21,8 @@ from evalserve.service.web.schemas import UtcDateTime
 blp = Blueprint("accounts", __name__, url_prefix="/v1", description="Users and tokens")
 
 V = ma.validate
+#: a token, or none where sign-up is open
+ANYONE: list[dict[str, list[str]]] = [{}, {"bearerAuth": []}]
 
 
 class NewTokenSchema(ma.Schema):
@@ -116,6 +118,7 @@ class Users(MethodView):
         return accounts.list_users(session())
 
     @require("read", anonymous=True)
+    @blp.doc(security=ANYONE)
     @blp.arguments(NewUserSchema)
     @blp.response(201, NewUserAnswerSchema)
     @blp.alt_response(403, schema=ProblemSchema, content_type=PROBLEM_JSON,
