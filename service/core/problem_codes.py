@@ -38,6 +38,7 @@ class ProblemCode(StrEnum):
     # --- users and tokens (``access.accounts``) ---------------------------------------------------------------
     SCOPE_NOT_HELD = "scope-not-held"  # 403: a new token would get a scope the calling token lacks
     SIGNUP_CLOSED = "signup-closed"  # 403: creating a user without an admin token where sign-up is closed
+    INVITATION_INVALID = "invitation-invalid"  # 404: an unknown, expired or used-up invitation code
 
     # --- request checks (``web``) --------------------------------------------------------------------------------
     TOO_DEEP = "too-deep"  # 400: the JSON body nests deeper than the limit

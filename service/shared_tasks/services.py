@@ -289,6 +289,13 @@ def register(s: Session, st: ServiceState, token: Token, task_id: str, team: str
             raise ServiceError(403, ProblemCode.REGISTRATION_CODE,
                                "this task takes participants by registration code; ask"
                                " its organisers for it" if code is None else "the registration code is not right")
+    return enrol(s, token, task_id, team)
+
+
+def enrol(s: Session, token: Token, task_id: str, team: str) -> ParticipantOut:
+    """Register ``token`` for the task as ``team``, the caller's right to do so checked already (``register``: open
+    registration, the code or an organiser; ``invitations.redeem``: an invitation): 409 when the token is registered
+    already or the team name is taken."""
     existing = s.execute(select(Participant).where(Participant.task_id == task_id,
                                                    Participant.token_id == token.id)).scalar_one_or_none()
     if existing is not None:

@@ -322,6 +322,23 @@ class Phase(Base):
     __table_args__ = (Index("ux_task_phases_name", "task_id", "name", unique=True),)
 
 
+class Invitation(Base):
+    """An organiser's invitation to a task: a code (only its SHA-256 is stored) that registers whoever redeems it
+    as a team, creating their user and token if they have none; ``uses_left`` redemptions until ``expires_at``,
+    bound to ``team`` when given (``shared_tasks.invitations``)."""
+
+    __tablename__ = "task_invitations"
+    id: Mapped[str] = mapped_column(String(40), primary_key=True)
+    task_id: Mapped[str] = mapped_column(ForeignKey("tasks.id"), index=True)
+    code_hash: Mapped[str] = mapped_column(String(64), unique=True)
+    team: Mapped[str | None] = mapped_column(String(200), nullable=True)
+    uses: Mapped[int] = mapped_column(Integer)
+    uses_left: Mapped[int] = mapped_column(Integer)
+    created_by: Mapped[str] = mapped_column(ForeignKey("tokens.id"))
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    expires_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+
+
 class Participant(Base):
     """A token registered to a task under a team name."""
 

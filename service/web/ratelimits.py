@@ -23,6 +23,7 @@ UPLOAD_ENDPOINTS = frozenset({
 })
 REGISTER_ENDPOINT = "tasks.Participants"
 SIGNUP_ENDPOINT = "accounts.Users"  # creating a user: a registration attempt (sign-up open: anyone may try)
+INVITATION_ENDPOINT = "invitations.Redeem"  # redeeming an invitation code: a registration attempt
 EXEMPT_ENDPOINTS = frozenset({"health.health"})
 WHAT = {"uploads": "uploads and queued work", "registrations": "registration attempts (a task's, or sign-ups)"}
 EXTENSION = "evalserve.ratelimits"
@@ -38,6 +39,8 @@ def _hits() -> list[tuple[str, str]]:
         hits.append(("registrations", f"{key}:task:{(request.view_args or {}).get('task_id', '')}"))
     if request.method == "POST" and request.endpoint == SIGNUP_ENDPOINT:
         hits.append(("registrations", f"{key}:signup"))
+    if request.method == "POST" and request.endpoint == INVITATION_ENDPOINT:  # guessing codes
+        hits.append(("registrations", f"{key}:invitation"))
     return hits
 
 

@@ -248,13 +248,16 @@ AS_OTHER_PARTICIPANT: dict[tuple[str, str], int | str] = {
     ("POST", "/v1/tasks/{task_id}/webhooks/{webhook_id}/ping"): 403,
     ("GET", "/v1/tokens"): "own", ("POST", "/v1/tokens"): "own", ("DELETE", "/v1/tokens/{token_id}"): 404,
     ("GET", "/v1/users"): 403, ("POST", "/v1/users"): 403,
+    ("GET", "/v1/tasks/{task_id}/invitations"): 403, ("POST", "/v1/tasks/{task_id}/invitations"): 403,
+    ("POST", "/v1/invitations/{code}"): 404,
 }
 #: operations an anonymous caller may use (a public task's pages, the catalogue, health); the rest answer 401
 ANONYMOUS_OK = {("GET", "/health"), ("GET", "/v1/measures"), ("GET", "/v1/measures/{name}"), ("GET", "/v1/tasks"),
                 ("GET", "/v1/tasks/{task_id}"), ("GET", "/v1/tasks/{task_id}/phases"),
                 ("GET", "/v1/tasks/{task_id}/leaderboard")}
-#: operations an anonymous caller is refused otherwise than 401: creating a user where sign-up is closed
-ANONYMOUS_REFUSED = {("POST", "/v1/users"): 403}
+#: operations an anonymous caller is refused otherwise than 401: creating a user where sign-up is closed, redeeming
+#: an unknown invitation code
+ANONYMOUS_REFUSED = {("POST", "/v1/users"): 403, ("POST", "/v1/invitations/{code}"): 404}
 
 
 def _request(c: Campaign, http: httpx.Client, method: str, template: str, job: str, webhook: str) -> httpx.Response:
@@ -285,6 +288,8 @@ def _request(c: Campaign, http: httpx.Client, method: str, template: str, job: s
         ("POST", "/v1/tasks/{task_id}/webhooks"): {"json": {"url": "http://127.0.0.1:9/"}},
         ("POST", "/v1/tokens"): {"json": {"name": "x"}},
         ("POST", "/v1/users"): {"json": {"name": "x"}},
+        ("POST", "/v1/tasks/{task_id}/invitations"): {"json": {"count": 1}},
+        ("POST", "/v1/invitations/{code}"): {"json": {"team": "x"}},
     }
     return http.request(method, path, **bodies.get((method, template), {}))
 

@@ -259,6 +259,26 @@ class Client:
 
     # -- shared tasks --------------------------------------------------------------------------------------------
 
+    def create_invitations(self, task: Ref, *, count: int = 1, uses: int = 1, expires_in_days: float | None = None,
+                           team: str | None = None) -> list[dict[str, Any]]:
+        """New invitation codes to your task (organisers): each dict's ``code`` is shown this once."""
+        body = {"count": count, "uses": uses, "expires_in_days": expires_in_days, "team": team}
+        made: list[dict[str, Any]] = self._send("POST", f"/v1/tasks/{_segment(task)}/invitations",
+                                                json={k: v for k, v in body.items() if v is not None}).json()
+        return made
+
+    def invitations(self, task: Ref) -> list[dict[str, Any]]:
+        """Your task's invitations with their ``uses_left`` (organisers), never their codes."""
+        found: list[dict[str, Any]] = self._send("GET", f"/v1/tasks/{_segment(task)}/invitations").json()
+        return found
+
+    def redeem_invitation(self, code: str, *, team: str | None = None, name: str | None = None) -> dict[str, Any]:
+        """Redeem an invitation: ``{"participant", "token"}`` -- the client's token registered as the team, or,
+        for a client made without a token, a new user's token (shown this once)."""
+        body = {"team": team, "name": name}
+        return self._json("POST", f"/v1/invitations/{urllib.parse.quote(code, safe='')}",
+                          json={k: v for k, v in body.items() if v is not None})
+
     def tasks(self) -> list[dict[str, Any]]:
         """Every task the caller may see (public and blinded ones, private ones they organise or take part in;
         without a token: public and blinded ones), newest first -- all pages."""

@@ -6,6 +6,7 @@ from evalserve.service.web.api import (
     collections,
     evaluations,
     health,
+    invitations,
     jobs,
     measures,
     runs,
@@ -14,4 +15,4 @@ from evalserve.service.web.api import (
 )
 
 BLUEPRINTS = (health.blp, measures.blp, catalogue.blp, collections.blp, runs.blp, evaluations.blp, jobs.blp, tasks.blp,
-              webhooks.blp, accounts.blp)
+              webhooks.blp, accounts.blp, invitations.blp)
