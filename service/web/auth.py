@@ -17,8 +17,11 @@ from evalserve.service.web.context import session
 from evalserve.service.web.problems import ApiProblem
 
 F = TypeVar("F", bound=Callable[..., Any])
-__all__ = ["SCOPES", "caller_is_admin", "caller_key", "caller_or_none", "create_token", "current_token", "require",
-           "revoke", "sees_everything", "verify"]
+__all__ = ["ANYONE", "SCOPES", "caller_is_admin", "caller_key", "caller_or_none", "create_token", "current_token",
+           "require", "revoke", "sees_everything", "verify"]
+
+#: the OpenAPI security of an operation that works with a token or without one (public tasks, sign-up, invitations)
+ANYONE: list[dict[str, list[str]]] = [{}, {"bearerAuth": []}]
 
 
 def current_token() -> Token:

@@ -13,7 +13,7 @@ from flask_smorest import Blueprint
 
 from evalserve.service.access import accounts
 from evalserve.service.access.tokens import SCOPES
-from evalserve.service.web.auth import caller_or_none, current_token, require
+from evalserve.service.web.auth import ANYONE, caller_or_none, current_token, require
 from evalserve.service.web.context import session, state
 from evalserve.service.web.problems import PROBLEM_JSON, ProblemSchema
 from evalserve.service.web.schemas import UtcDateTime
@@ -21,8 +21,6 @@ from evalserve.service.web.schemas import UtcDateTime
 blp = Blueprint("accounts", __name__, url_prefix="/v1", description="Users and tokens")
 
 V = ma.validate
-#: a token, or none where sign-up is open
-ANYONE: list[dict[str, list[str]]] = [{}, {"bearerAuth": []}]
 
 
 class NewTokenSchema(ma.Schema):

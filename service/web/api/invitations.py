@@ -11,8 +11,8 @@ from flask.views import MethodView
 from flask_smorest import Blueprint
 
 from evalserve.service.shared_tasks import invitations
-from evalserve.service.web.api.accounts import ANYONE, IssuedTokenSchema
-from evalserve.service.web.auth import caller_or_none, current_token, require
+from evalserve.service.web.api.accounts import IssuedTokenSchema
+from evalserve.service.web.auth import ANYONE, caller_or_none, current_token, require
 from evalserve.service.web.context import session
 from evalserve.service.web.problems import PROBLEM_JSON, ProblemSchema
 from evalserve.service.web.schemas import UtcDateTime

@@ -21,7 +21,7 @@ from evalserve.service.shared_tasks import services
 from evalserve.service.shared_tasks.access import is_organiser
 from evalserve.service.store.models import JobState, utcnow
 from evalserve.service.web.api.conditional import if_none_match, not_modified
-from evalserve.service.web.auth import caller_or_none, current_token, require
+from evalserve.service.web.auth import ANYONE, caller_or_none, current_token, require
 from evalserve.service.web.context import session, state
 from evalserve.service.web.idempotency import idempotent
 from evalserve.service.web.leaderboard_html import render_leaderboard_html
@@ -55,8 +55,6 @@ from evaluation.side_registry import SIDE_KINDS
 
 blp = Blueprint("tasks", __name__, url_prefix="/v1/tasks", description="Shared tasks and leaderboards")
 
-#: operations that work without a token too (public tasks)
-ANYONE: list[dict[str, list[str]]] = [{}, {"bearerAuth": []}]
 NOT_FOUND = {"schema": ProblemSchema, "content_type": PROBLEM_JSON,
              "description": "no such task (or a private one the caller does not take part in)"}
 FORBIDDEN = {"schema": ProblemSchema, "content_type": PROBLEM_JSON,
