@@ -68,7 +68,10 @@ def test_ten_pings_to_a_slow_receiver_do_not_delay_another_users_evaluation(
         slow.wait_for(4, timeout=30)  # the webhook worker is busy with the slow receiver
         busy = _evaluation_seconds(service, other, collection, run_id)
         assert busy <= quiet + SLACK_SECONDS, f"{busy:.2f} s with pings in flight, {quiet:.2f} s without"
-        slow.wait_for(10, timeout=60)  # every ping went out, on the webhook worker
+        # every ping went out, on the webhook worker: at most 2 at a time per owner and per target (issue 29's
+        # fairness caps), the others deferred and published again, so 10 x 5 s take 25 s and more; on a loaded
+        # machine the full CI run saw 6 of 10 after 60 s: eventual delivery is the point here, not its speed
+        slow.wait_for(10, timeout=150)
 
 
 @pytest.mark.parametrize("backend", ["embedded", "redis-postgres"])
