@@ -53,10 +53,7 @@ def shown_job(s: Session, st: ServiceState, token: Token, job_id: str) -> dict[s
 
 def job_now(st: ServiceState, job_id: str) -> dict[str, Any]:
     """A job already shown to the caller, as it is now (a long-poll's next look)."""
-    with st.db.session() as s:
-        job = s.get(Job, job_id)
-        assert job is not None  # jobs are never deleted
-        return job_document(job)
+    return jobs_now(st, [job_id])[job_id]  # jobs are never deleted
 
 
 def jobs_now(st: ServiceState, job_ids: list[str]) -> dict[str, dict[str, Any]]:

@@ -1,10 +1,14 @@
 """Conditional GETs: ``If-None-Match`` read from the request and answered with a bodyless ``304 Not Modified``
 (the strong ETags themselves: ``core.etags``), so a client polling an unchanged job or re-fetching a result
-costs little."""
+costs little; and the ``202`` of a GET whose answer a worker is still computing."""
 
 from __future__ import annotations
 
+import json
+
 from flask import Response, request
+
+from evalserve.service.web.waiting import Answer
 
 
 def if_none_match() -> set[str]:
@@ -20,3 +24,16 @@ def not_modified(tag: str, headers: dict[str, str] | None = None) -> Response:
     for name, value in (headers or {}).items():
         response.headers[name] = value
     return response
+
+
+def pending(state: str, detail: str, retry_after: int) -> Answer:
+    """``202 Accepted`` while a worker computes what the GET asks for (a leaderboard, a plot): ``{"state",
+    "detail"}`` and ``Retry-After``."""
+    body = json.dumps({"state": state, "detail": detail}) + "\n"
+    return 202, {"Content-Type": "application/json", "Retry-After": str(retry_after)}, body.encode()
+
+
+def pending_response(state: str, detail: str, retry_after: int) -> Response:
+    """``pending`` as a Flask response."""
+    status, headers, body = pending(state, detail, retry_after)
+    return Response(body, status=status, headers=headers)

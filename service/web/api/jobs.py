@@ -3,7 +3,6 @@ makes one call to ``jobs.queries`` and answers with what it returns."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from typing import Any
 
@@ -17,7 +16,7 @@ from evalserve.service.core.etags import etag_of, matches
 from evalserve.service.core.longpoll import MAX_WAIT_SECONDS, wait_for_change
 from evalserve.service.jobs import queries as caller_jobs
 from evalserve.service.store.models import FINAL_STATES
-from evalserve.service.web.api.conditional import if_none_match, not_modified
+from evalserve.service.web.api.conditional import if_none_match, not_modified, pending
 from evalserve.service.web.auth import current_token, require
 from evalserve.service.web.context import session, state, unit_of_work
 from evalserve.service.web.problems import PROBLEM_JSON, ProblemSchema, problem_body
@@ -170,9 +169,7 @@ class Plot(MethodView):
 
 def _drawing(job_id: str) -> Answer:
     """The answer while a plot is being drawn."""
-    body = json.dumps({"state": "drawing", "detail": f"job {job_id}'s plot is being drawn; ask again after"
-                       " Retry-After seconds"}) + "\n"
-    return 202, {"Content-Type": "application/json", "Retry-After": "1"}, body.encode()
+    return pending("drawing", f"job {job_id}'s plot is being drawn; ask again after Retry-After seconds", 1)
 
 
 def _plot_later(job_id: str, fmt: str) -> Callable[[str, bytes | ServiceError | None], Answer]:

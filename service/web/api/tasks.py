@@ -7,7 +7,6 @@ objects it gives back, which the response schemas serialise."""
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from flask import Response, current_app
@@ -20,7 +19,7 @@ from evalserve.service.core.lru import TextCache
 from evalserve.service.shared_tasks import services
 from evalserve.service.shared_tasks.access import is_organiser
 from evalserve.service.store.models import JobState, utcnow
-from evalserve.service.web.api.conditional import if_none_match, not_modified
+from evalserve.service.web.api.conditional import if_none_match, not_modified, pending_response
 from evalserve.service.web.auth import ANYONE, caller_or_none, current_token, require
 from evalserve.service.web.context import session, state
 from evalserve.service.web.idempotency import idempotent
@@ -319,9 +318,8 @@ class LeaderboardView(MethodView):
         task, board = services.leaderboard(session(), st, caller, task_id, phase_name=query.get("phase"),
                                            version=query.get("version"), selection=query["selection"])
         if board is None:
-            return Response(json.dumps({"state": "computing", "detail": f"the leaderboard of task {task_id} is being"
-                                        " computed; ask again after Retry-After seconds"}) + "\n", status=202,
-                            mimetype="application/json", headers={"Retry-After": str(STALE_RETRY_AFTER)})
+            return pending_response("computing", f"the leaderboard of task {task_id} is being computed; ask again"
+                                    " after Retry-After seconds", STALE_RETRY_AFTER)
         fmt = query["format"]
         meta = f"/v1/tasks/{task.id}/meta" if fmt == ResultFormat.HTML and is_organiser(task, caller) else None
         tag = etag_of(*board.tag_parts(), fmt, meta)
