@@ -6,7 +6,8 @@ serves it, the workers announce it in webhooks."""
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+import math
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
@@ -64,14 +65,16 @@ def judgments_version(task: Task, version: int | None) -> int:
 
 
 def candidates(s: Session, task: Task, phase: Phase, version: int) -> list[Candidate]:
-    """Every submission of the phase evaluated (or being evaluated) at ``version``, oldest first."""
+    """Every submission of the phase evaluated (or being evaluated) at ``version``, oldest first; not those
+    withdrawn by their team, nor those of a team the organisers removed (``shared_tasks.teams``)."""
     rows = s.execute(
         select(Submission, Participant, RunRecord, Job)
         .join(Participant, Participant.id == Submission.participant_id)
         .join(SubmissionEvaluation, SubmissionEvaluation.submission_id == Submission.id)
         .join(RunRecord, RunRecord.id == SubmissionEvaluation.run_id)
         .join(Job, Job.id == SubmissionEvaluation.job_id)
-        .where(Submission.task_id == task.id, Submission.phase_id == phase.id, SubmissionEvaluation.version == version)
+        .where(Submission.task_id == task.id, Submission.phase_id == phase.id, SubmissionEvaluation.version == version,
+               Submission.withdrawn_at.is_(None), Participant.removed_at.is_(None))  # withdrawn, removed: off
         .order_by(Submission.submitted_at, Submission.id)
     ).all()
     return [Candidate(*row) for row in rows]
@@ -109,6 +112,8 @@ class TaskLeaderboard:
 
     ranked: Leaderboard
     document: dict[str, Any]
+    #: the disqualified rows (unranked), as in the document's ``rows`` after the ranked ones
+    unranked: list[dict[str, Any]] = field(default_factory=list)
 
 
 def task_leaderboard(s: Session, blobs: BlobStore, task: Task, *, phase_name: str | None = None,
@@ -133,13 +138,17 @@ def ranked_board(s: Session, blobs: BlobStore, task: Task, phase: Phase | None, 
     """Rank the submissions ``selection`` shows among ``cands`` (the engine's significance tests: the costly
     part, done by a worker) into the served document; its last key is ``pending``."""
     picked = shown(cands, selection)
-    entries = []
+    entries: list[Entry] = []
+    excluded: list[Entry] = []
     for c in picked:
         assert c.job.result_sha256 is not None
         document = json.loads(blobs.get(s, c.job.result_sha256))
-        entries.append(_entry(c, document, selection, c.submission.baseline))
+        entry = _entry(c, document, selection, c.submission.baseline)
+        (excluded if disqualification(c) else entries).append(entry)
     board = rank_entries(entries, list(task.measures), task.primary_measure, order=task.sort_order,
                          significance=SignificanceSettings(**{k: v for k, v in task.significance.items()}))
+    marks = {c.submission.id: disqualification(c) for c in picked}
+    unranked = [unranked_row(e, board, marks[e.key]) for e in excluded]
     return TaskLeaderboard(board, {
         "task": {"id": task.id, "name": task.name, "description": task.description},
         "phase": None if phase is None else {"name": phase.name, "opens_at": as_utc(phase.opens_at).isoformat(),
@@ -147,6 +156,44 @@ def ranked_board(s: Session, blobs: BlobStore, task: Task, phase: Phase | None, 
         "version": version,
         "generated_at": at.isoformat(),
         "selection": selection,
-        **board.as_dict(),
+        **_with_rows(board.as_dict(), unranked),
         "pending": pending_count(cands),
-    })
+    }, unranked)
+
+
+def disqualification(c: Candidate) -> dict[str, Any] | None:
+    """Why a shown submission is not ranked: it, or its team, was disqualified (when, why, which); else None."""
+    if c.submission.disqualified_at is not None:
+        return {"scope": "submission", "reason": c.submission.disqualified_reason,
+                "at": as_utc(c.submission.disqualified_at).isoformat()}
+    if c.participant.disqualified_at is not None:
+        return {"scope": "team", "reason": c.participant.disqualified_reason,
+                "at": as_utc(c.participant.disqualified_at).isoformat()}
+    return None
+
+
+def unranked_row(entry: Entry, board: Leaderboard, mark: dict[str, Any] | None) -> dict[str, Any]:
+    """A disqualified submission's leaderboard row: its own means, no rank (``null``), no significance marks
+    (it takes part in no test), and ``disqualified``; it is listed after the ranked rows and moves none of
+    them."""
+    by_measure = next(iter(entry.document["runs"].values()))
+    scores = {m: _finite(by_measure.get(m, {}).get("mean")) for m in board.measures}
+    best = _finite(board.rows[0].scores.get(board.primary)) if board.rows else None
+    base = next((_finite(r.scores.get(board.primary)) for r in board.rows if r.baseline), None)
+    mine = scores.get(board.primary)
+    first: dict[str, Any] = next(iter(by_measure.values()), {})
+    topics = first.get("per_topic") or {}
+    return {"rank": None, "key": entry.key, "label": entry.label, "baseline": entry.baseline, "scores": scores,
+            "delta_best": None if mine is None or best is None else mine - best,
+            "delta_baseline": None if mine is None or base is None else mine - base,
+            "better_than": [], "worse_than": [], "n_topics": len(topics), "extra": dict(entry.extra),
+            "disqualified": mark}
+
+
+def _finite(value: Any) -> float | None:
+    return float(value) if isinstance(value, int | float) and math.isfinite(value) else None
+
+
+def _with_rows(document: dict[str, Any], unranked: list[dict[str, Any]]) -> dict[str, Any]:
+    """The engine's document with the unranked (disqualified) rows after the ranked ones."""
+    return {**document, "rows": [*document["rows"], *unranked]}

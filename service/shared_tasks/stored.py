@@ -11,7 +11,9 @@ of the inputs."""
 
 from __future__ import annotations
 
+import csv
 import hashlib
+import io
 import json
 import logging
 from collections.abc import Mapping, Sequence
@@ -29,6 +31,7 @@ from evalserve.service.shared_tasks.leaderboard import (
     SELECTIONS,
     Candidate,
     candidates,
+    disqualification,
     judgments_version,
     pending_count,
     phase_named,
@@ -50,6 +53,7 @@ from evalserve.service.store.models import (
     utcnow,
 )
 from evalserve.service.store.unit_of_work import after_commit
+from evaluation.csvcells import safe_cell
 from evaluation.leaderboard import to_csv, to_latex
 
 log = logging.getLogger(__name__)
@@ -79,14 +83,14 @@ def meta_key(task_id: str, phase: Phase | None, version: int, options: Mapping[s
 
 def inputs_of(task: Task, phase: Phase | None, version: int, picked: Sequence[Candidate]) -> str:
     """The fingerprint of everything a stored result shows or was computed from: the task's settings, the phase's
-    window and every submission shown (its team, run, description, flags and stored result)."""
+    window and every submission shown (its team, run, description, flags, stored result and disqualification)."""
     return _digest(
         task.name, task.description, list(task.measures), task.primary_measure, task.sort_order,
         task.significance, version,
         None if phase is None else (phase.name, as_utc(phase.opens_at), as_utc(phase.closes_at)),
         [(c.submission.id, c.submission.baseline, c.submission.selected, c.submission.description,
           as_utc(c.submission.submitted_at), c.participant.id, c.participant.team, c.run.name, c.job.id,
-          c.job.result_sha256) for c in picked])
+          c.job.result_sha256, disqualification(c)) for c in picked])
 
 
 def _store(s: Session, blobs: BlobStore, key: str, kind: str, task_id: str, inputs: str, payload: bytes,
@@ -116,9 +120,27 @@ def compute_leaderboard(s: Session, blobs: BlobStore, task: Task, phase: Phase |
     document = {**board.document, "pending": 0}
     text = json.dumps(document, indent=2) + "\n"
     assert text.endswith(f"  {_PENDING}\n}}\n")
-    payload = {"json": text, "csv": to_csv(board.ranked),
+    payload = {"json": text, "csv": with_unranked_csv(to_csv(board.ranked), board.ranked.measures, board.unranked),
                "latex": to_latex(board.ranked, caption=f"{task.name}: leaderboard")}
     return json.dumps(payload).encode()
+
+
+def with_unranked_csv(text: str, measures: Sequence[str], unranked: Sequence[Mapping[str, Any]]) -> str:
+    """The engine's CSV with a last column ``disqualified`` (the public reason; empty for ranked rows) and the
+    disqualified rows after the ranked ones, their rank empty."""
+    lines = list(csv.reader(io.StringIO(text)))
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    for i, line in enumerate(lines):
+        writer.writerow([*line, "disqualified" if i == 0 else ""])
+    for row in unranked:
+        mark = row.get("disqualified") or {}
+        writer.writerow(["", safe_cell(row["key"]), safe_cell(row["label"]), "true" if row["baseline"] else "false",
+                         *("" if row["scores"].get(m) is None else repr(row["scores"][m]) for m in measures),
+                         "" if row["delta_best"] is None else repr(row["delta_best"]),
+                         "" if row["delta_baseline"] is None else repr(row["delta_baseline"]), "",
+                         safe_cell(str(mark.get("reason") or "disqualified"))])
+    return out.getvalue()
 
 
 def refresh_board(s: Session, blobs: BlobStore, task: Task, phase: Phase | None, version: int, selection: str,
@@ -219,7 +241,7 @@ def _pending(s: Session, task: Task, phase: Phase, version: int, computed_at: da
              .join(Submission, Submission.id == SubmissionEvaluation.submission_id)
              .join(Job, Job.id == SubmissionEvaluation.job_id)
              .where(Submission.task_id == task.id, Submission.phase_id == phase.id,
-                    SubmissionEvaluation.version == version))
+                    SubmissionEvaluation.version == version, Submission.withdrawn_at.is_(None)))
     counts = s.execute(query).one()
     return int(counts[0] or 0) + int(counts[1] or 0), bool(counts[1])
 

@@ -72,6 +72,7 @@ class RowView:
     delta_best: str
     delta_baseline: str
     submitted: Moment | None
+    disqualified: str = ""  # the public reason of a disqualified (unranked) row
 
 
 def render_leaderboard_html(document: Mapping[str, Any], *, meta_link: str | None = None) -> str:
@@ -167,7 +168,15 @@ def _row_view(row: Mapping[str, Any], measures: Sequence[str], primary: str, let
         delta_best=_delta(row.get("delta_best")),
         delta_baseline=_delta(row.get("delta_baseline")),
         submitted=_moment(extra.get("submitted_at")),
+        disqualified=_disqualified(row.get("disqualified")),
     )
+
+
+def _disqualified(mark: Any) -> str:
+    """A disqualified row's public reason ("" for a ranked row)."""
+    if not mark:
+        return ""
+    return str(_mapping(mark).get("reason") or "disqualified")
 
 
 def _phase_view(phase: Mapping[str, Any] | None) -> dict[str, Any] | None:

@@ -11,8 +11,9 @@ from evalserve.service.web.api import (
     measures,
     runs,
     tasks,
+    teams,
     webhooks,
 )
 
 BLUEPRINTS = (health.blp, measures.blp, catalogue.blp, collections.blp, runs.blp, evaluations.blp, jobs.blp, tasks.blp,
-              webhooks.blp, accounts.blp, invitations.blp)
+              webhooks.blp, accounts.blp, invitations.blp, teams.blp)
