@@ -141,7 +141,7 @@ def test_removal_takes_the_team_off_the_leaderboard_and_keeps_its_rows(api: Task
 
 
 def test_a_disqualified_submission_stays_visible_unranked_and_moves_nobody(api: TaskApi) -> None:
-    task, participants, subs = _three(api)
+    task, _, subs = _three(api)
     _is_problem(api.call("PATCH", f"/v1/tasks/{task}/submissions/{subs['bob']}", "alice",
                          json={"disqualified": True}), 422, "invalid-request")  # a reason is required
     _is_problem(api.call("PATCH", f"/v1/tasks/{task}/submissions/{subs['bob']}", "bob",
@@ -187,7 +187,7 @@ def test_a_disqualified_team_is_shown_with_its_reason(api: TaskApi) -> None:
 
 
 def test_a_team_withdraws_its_submission_while_the_phase_is_open(api: TaskApi) -> None:
-    task, participants, subs = _three(api)
+    task, _, subs = _three(api)
     older = subs["bob"]
     newer = api.submit(task, "bob", "poor").json["id"]
     api.work()
