@@ -245,3 +245,37 @@ def test_the_audit_log_lists_every_action_with_who_and_when(api: TaskApi) -> Non
     # the organisers' only
     _is_problem(api.call("GET", f"/v1/tasks/{task}/audit", "bob"), 403, "organisers-only")
     assert api.client.get(f"/v1/tasks/{task}/audit").status_code == 401
+
+
+def test_registrations_made_before_teams_keep_working_after_the_migration(api: TaskApi) -> None:
+    """0017 makes each existing registration's token's user its member; a user who had registered two teams in
+    one task with two tokens (possible before) is a member of the earlier one, and the later one still acts by the
+    token that registered it."""
+    from alembic import command
+    from sqlalchemy import create_engine, text
+
+    from evalserve.service.store.migrate import alembic_config, upgrade
+
+    task = str(api.task()["id"])
+    first = api.register(task, "bob").json["id"]
+    _other_token_of(api, "bob", "bob-ci")
+    url = api.settings.database_url
+    api.ctx.db.dispose()
+    command.downgrade(alembic_config(url), "0016")
+    engine = create_engine(url)
+    with engine.begin() as c:
+        c.execute(text("INSERT INTO task_participants (id, task_id, token_id, team, submissions_made, registered_at)"
+                       " VALUES ('part_legacy', :task, :token, 'legacy', 0, :at)"),
+                  {"task": task, "token": api.tokens["bob-ci"].split("_")[1],
+                   "at": (utcnow() + timedelta(seconds=5)).replace(tzinfo=None)})
+    upgrade(url)
+    with engine.begin() as c:
+        rows = c.execute(text("SELECT participant_id FROM task_participant_members WHERE task_id = :task"),
+                         {"task": task}).scalars().all()
+    engine.dispose()
+    assert rows == [first]
+    assert api.call("GET", f"/v1/tasks/{task}", "bob").json["team"] == "team-bob"
+    assert api.call("GET", f"/v1/tasks/{task}", "bob-ci").json["team"] == "legacy"
+    assert api.submit(task, "bob-ci").status_code == 202
+    assert [m["name"] for m in api.call("GET", f"/v1/tasks/{task}/participants/{first}/members", "bob").json] == [
+        "bob"]
