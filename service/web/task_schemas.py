@@ -128,6 +128,10 @@ class RegistrationSchema(ma.Schema):
                                       " invitation code of the task (one bound to an existing team joins it)"})
 
 
+#: characters of a reason given in a query string (a request line stays well under the server's limit)
+REASON_IN_QUERY = 200
+
+
 class MarkSchema(ma.Schema):
     at = ma.fields.DateTime()
     reason = ma.fields.String(allow_none=True)
@@ -154,7 +158,7 @@ class ParticipantPatchSchema(ma.Schema):
 
 
 class ReasonQuerySchema(ma.Schema):
-    reason = ma.fields.String(load_default=None, validate=V.Length(min=1, max=2000),
+    reason = ma.fields.String(load_default=None, validate=V.Length(min=1, max=REASON_IN_QUERY),
                               metadata={"description": "why (kept in the audit log)"})
 
 
