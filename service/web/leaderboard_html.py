@@ -112,7 +112,8 @@ def _context(document: Mapping[str, Any]) -> dict[str, Any]:
     pending = _integer(document.get("pending"))
 
     legend = _legend(significance) if significance is not None and len(rows) >= 2 else None
-    letters = {str(r.get("key")): row_letter(i) for i, r in enumerate(rows)} if legend else {}
+    tested_rows = [r for r in rows if not r.get("disqualified")]  # a disqualified row is in no test: no letter
+    letters = {str(r.get("key")): row_letter(i) for i, r in enumerate(tested_rows)} if legend else {}
     views = [_row_view(r, measures, primary, letters) for r in rows]
     name = str(task.get("name") or task.get("id") or "Shared task")
     n_topics = len(topics) if isinstance(topics, Sequence) else 0
