@@ -6,8 +6,8 @@ import csv
 import io
 import json
 import math
-from datetime import date, datetime, time
 from collections.abc import Mapping
+from datetime import date, datetime, time
 from typing import Any
 
 from evaluation.csvcells import safe_cell

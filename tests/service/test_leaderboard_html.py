@@ -24,7 +24,7 @@ PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 MEASURES = ["alpha_nDCG@20", "ERR_IA@20", "P@10"]
 
 
-def row(key: str, rank: int, team: str, primary: float | None, *, baseline: bool = False,
+def row(key: str, rank: int | None, team: str, primary: float | None, *, baseline: bool = False,
         better_than: tuple[str, ...] = (), delta_best: float | None = 0.0, delta_baseline: float | None = None,
         others: tuple[float | None, float | None] = (0.4, 0.3), **extra: Any) -> dict[str, Any]:
     """One leaderboard row as the engine writes it (``extra`` as the service fills it)."""
@@ -78,9 +78,9 @@ def realistic() -> dict[str, Any]:
         row("sub_4", 4, '<script>document.title="pwned"</script>', 0.4102, delta_best=-0.1021,
             delta_baseline=0.0380, others=(0.3511, 0.2960), run="x<b>bold</b>",
             description='<img src=x onerror="document.title=\'pwned\'">'),
-        row("sub_5", 5, "organisers", 0.3722, baseline=True, delta_best=-0.1401, delta_baseline=0.0,
+        row("sub_5", None, "organisers", 0.3722, baseline=True, delta_best=-0.1401, delta_baseline=0.0,
             others=(0.3104, 0.2540), run="bm25-baseline", description="BM25, k1=0.9 b=0.4"),
-        row("sub_6", 6, "DFalah", None, delta_best=None, delta_baseline=None, others=(0.1012, 0.1100),
+        row("sub_6", 5, "DFalah", None, delta_best=None, delta_baseline=None, others=(0.1012, 0.1100),
             run="DFalah121A", description="failed on 3 topics"),
     ]
     return document(rows, pending=2)
@@ -127,10 +127,9 @@ def test_rows_in_document_order_with_ranks_teams_runs_and_four_decimals() -> Non
     trs = entries(tree)
     assert [tr.attrs["data-key"] for tr in trs] == ["sub_a", "sub_b", "sub_c", "sub_d"]
     assert headers(tree) == ["Rank", "Team", "Run", "alpha_nDCG@20↑ (primary measure, higher is better)",
-                             "ERR_IA@20", "P@10", "Δ best", "Submitted"]
+                             "ERR_IA@20", "P@10", "Δ best"]
     first = [c.text() for c in cells(trs[0])]
-    assert first == ["1", "a team-a", "team-a-run", "0.5100cd", "0.4000", "0.3000", "0.0000",
-                     "2026-11-20 10:00 UTC"]
+    assert first == ["1", "a team-a", "team-a-run2026-11-20 10:00 UTC", "0.5100cd", "0.4000", "0.3000", "0.0000"]
     assert [c.text() for c in cells(trs[1])][6] == "−0.0400"
     caption = tree.find("caption").text()
     assert caption == ("Ranked by alpha_nDCG@20 (higher is better), latest submission of each participant; "
@@ -164,8 +163,12 @@ def test_significance_letters_and_superscripts() -> None:
     assert marks == ["cd", "d", "", ""]
     assert trs[0].find("sup", class_="sig").attrs["title"] == "significantly better than rows c, d"
     assert trs[1].find("sup", class_="sig").attrs["title"] == "significantly better than row d"
-    # only the primary score is marked
-    assert all(len(tr.find_all("sup")) == 1 for tr in trs)
+    # every measure has its marks (shown one measure at a time: the primary's unless the reader picks another)
+    assert all(len(tr.find_all("sup")) == len(MEASURES) for tr in trs)
+    radios = tree.find("div", class_="board").find_all("input", class_="sig-radio")
+    assert [(r.attrs["value"], "checked" in r.attrs) for r in radios] == [
+        ("alpha_nDCG@20", True), ("ERR_IA@20", False), ("P@10", False)]
+    assert [label.text() for label in tree.find("div", class_="sig-controls").find_all("label")] == MEASURES
     legend = tree.find("p", class_="legend").text()
     assert ("a superscript letter marks a significant improvement over that row: paired t-test, Holm correction, "
             "α = 0.05") in legend
@@ -229,10 +232,10 @@ def test_user_input_is_escaped() -> None:
     tr = entries(tree)[0]
     assert tr.attrs["data-key"] == 'sub_"><script>'
     assert tr.find("th", class_="team").find("span", class_="name").text() == attack
-    assert tr.find("td", class_="run").text() == f"{attack}{attack} & more"
+    assert tr.find("td", class_="run").text() == f"{attack}{attack} & more<b>yesterday</b>"
     assert tree.find("title").text() == f"{attack} task leaderboard"
     assert tree.find("thead").find("th", class_="primary").text().startswith(attack)
-    assert "<b>yesterday</b>" in cells(tr)[-1].text()
+    assert "<b>yesterday</b>" in tr.find("td", class_="run").find("small", class_="when").text()
 
 
 def test_page_is_self_contained() -> None:
@@ -276,7 +279,7 @@ def test_null_and_nan_values_are_dashes() -> None:
     rows[3]["delta_best"] = None
     rows[3]["extra"] = {}
     _, tree = page(document(rows, generated_at=None, version=None))
-    assert [c.text() for c in cells(entries(tree)[3])] == ["4", "d team-d", "–", "–", "–", "–", "–", "–"]
+    assert [c.text() for c in cells(entries(tree)[3])] == ["4", "d team-d", "–", "–", "–", "–", "–"]
     facts = tree.find("dl", class_="facts").text()
     assert "Generated" not in facts and "Judgments" not in facts
 
@@ -288,17 +291,19 @@ def test_baseline_column_only_when_some_row_has_a_baseline_delta() -> None:
     assert not without.find_all("tr", class_="baseline") and not without.find_all("span", class_="badge")
 
     _, tree = page(realistic())
-    assert headers(tree)[-3:] == ["Δ best", "Δ baseline", "Submitted"]
+    assert headers(tree)[-2:] == ["Δ best", "Δ baseline"]
     trs = entries(tree)
     assert all(len(cells(tr)) == len(headers(tree)) for tr in trs)
     assert [tr.attrs["data-key"] for tr in trs if "baseline" in tr.classes] == ["sub_5"]
     assert trs[4].find("span", class_="badge").text() == "baseline"
-    assert [cells(tr)[-2].text() for tr in trs] == ["+0.1401", "+0.1265", "+0.0688", "+0.0380", "0.0000", "–"]
+    assert [cells(tr)[-1].text() for tr in trs] == ["+0.1401", "+0.1265", "+0.0688", "+0.0380", "0.0000", "–"]
+    assert [cells(tr)[0].text() for tr in trs] == ["1", "2", "3", "4", "–", "5"], "the baseline takes no rank"
+    assert cells(trs[4])[0].attrs["title"] == "not ranked: baseline" and not trs[4].find_all("span", class_="letter")
 
 
 def test_submitted_times_are_shown_in_utc() -> None:
     _, tree = page(realistic())
-    assert cells(entries(tree)[1])[-1].text() == "2026-11-21 16:45 UTC"
+    assert entries(tree)[1].find("small", class_="when").text() == "2026-11-21 16:45 UTC"
     assert entries(tree)[1].find("time").attrs["datetime"] == "2026-11-21T16:45:12+00:00"
 
 
@@ -387,6 +392,6 @@ def test_leaderboard_page_in_chromium(chromium: str, served: tuple[Path, str], t
     assert tree.find("title").text() == "TREC Web 2012 diversity leaderboard"
     assert not tree.find_all("script") and not tree.find_all("img")
     assert trs[3].find("th", class_="team").text() == 'd <script>document.title="pwned"</script>'
-    assert trs[0].find("td", class_="primary").text() == "0.5123cdef"
-    assert trs[4].find("th", class_="team").text() == "e organisers baseline"
+    assert trs[0].find("td", class_="primary").text() == "0.5123cde", "the baseline has no letter: not tested"
+    assert trs[4].find("th", class_="team").text() == "organisers baseline"
     assert elapsed < 60, f"three chromium runs took {elapsed:.1f} s"

@@ -18,6 +18,7 @@ from evalserve.service.core.etags import etag_of, matches
 from evalserve.service.core.lru import TextCache
 from evalserve.service.shared_tasks import services
 from evalserve.service.shared_tasks.access import is_organiser
+from evalserve.service.shared_tasks.finalise import finalise
 from evalserve.service.store.models import JobState, utcnow
 from evalserve.service.web.api.conditional import if_none_match, not_modified, pending_response
 from evalserve.service.web.auth import ANYONE, caller_or_none, current_token, require
@@ -27,6 +28,7 @@ from evalserve.service.web.leaderboard_html import render_leaderboard_html
 from evalserve.service.web.problems import PROBLEM_JSON, ProblemSchema
 from evalserve.service.web.schemas import CollectionFilesSchema
 from evalserve.service.web.task_schemas import (
+    FinalSchema,
     JudgmentsFormSchema,
     JudgmentsVersionSchema,
     LeaderboardQuerySchema,
@@ -104,6 +106,21 @@ class OneTask(MethodView):
         """Change the task's name, description, visibility, registration, significance or per-topic feedback
         settings (organisers)."""
         return services.update_task(session(), state(), current_token(), task_id, body)
+
+
+@blp.route("/<string:task_id>/finalise")
+class Finalise(MethodView):
+    @require("submit")
+    @blp.response(200, FinalSchema)
+    @blp.alt_response(403, **FORBIDDEN)
+    @blp.alt_response(404, **NOT_FOUND)
+    @blp.alt_response(409, schema=ProblemSchema, content_type=PROBLEM_JSON,
+                      description="submissions are still being evaluated (evaluations-pending; Retry-After)")
+    def post(self, task_id: str) -> Any:
+        """Finalise the task (organisers): the final leaderboard is stored with its content hash, the evalserve
+        version, the judgments' SHA-256 and the measures' definitions, and from then on every write on the task
+        is refused (409 ``task-final``) for everyone. Idempotent: a finalised task answers the same record."""
+        return finalise(session(), state(), current_token(), task_id)
 
 
 @blp.route("/<string:task_id>/phases")
