@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
+from markupsafe import Markup, escape
 
 from evalserve.service.store.models import SortOrder
 from evaluation.leaderboard.render import CORRECTION_NAMES, TEST_NAMES, row_letter
@@ -96,7 +97,7 @@ def _environment() -> Environment:
     this file, not with ``PackageLoader("service")``: under pytest ``tests/service`` (a package whose parent is
     not) is imported as ``service`` too, and that loader would look there.
     """
-    return Environment(
+    env = Environment(
         loader=FileSystemLoader(TEMPLATES),
         autoescape=True,
         undefined=StrictUndefined,
@@ -104,6 +105,15 @@ def _environment() -> Environment:
         lstrip_blocks=True,
         keep_trailing_newline=True,
     )
+    env.filters["breakable"] = breakable
+    return env
+
+
+def breakable(name: str) -> Markup:
+    """A measure name (escaped) that may wrap before ``@`` and after ``_`` (``alpha_nDCG@20``: "alpha_", "nDCG",
+    "@20"), never inside a word: narrow measure columns keep their headers readable."""
+    text = str(escape(name))
+    return Markup(text.replace("@", "<wbr>@").replace("_", "_<wbr>"))
 
 
 def _context(document: Mapping[str, Any]) -> dict[str, Any]:

@@ -7,6 +7,7 @@ import copy
 import functools
 import http.server
 import math
+import os
 import threading
 import time
 from collections.abc import Iterator
@@ -395,3 +396,106 @@ def test_leaderboard_page_in_chromium(chromium: str, served: tuple[Path, str], t
     assert trs[0].find("td", class_="primary").text() == "0.5123cde", "the baseline has no letter: not tested"
     assert trs[4].find("th", class_="team").text() == "organisers baseline"
     assert elapsed < 60, f"three chromium runs took {elapsed:.1f} s"
+
+
+# ---- the layout at desktop widths (issue 30) --------------------------------------------------------------------
+
+#: eight official measures of a diversity task, as TREC Web 2012's organisers reported them
+EIGHT = ["alpha_nDCG@20", "ERR_IA@20", "NRBP", "nDCG@20", "P_IA@20", "MAP_IA", "ERR@20", "P@10"]
+#: TREC Web 2012 teams and run names (the organisers' baselines: the real, long ``ql-results-*`` names)
+WEB2012_RUNS = [
+    ("uogTr", "uogTrA44xi", "xQuAD over Wikipedia-mined aspects, learned interpolation with the ad hoc ranking"),
+    ("ICTNET", "ICTNET12ADR3", "learning to rank, 42 features, diversification by query intent mining"),
+    ("QUT_Para", "QUTparaBline", "baseline: BM25F with spam filtering (Waterloo fusion, percentile 70)"),
+    ("srchvrs", "srchvrs12c09", "Search Overview: proximity, anchor text, PageRank prior"),
+    ("udel", "UDInfoWebENT", "entity-based query expansion with Freebase types"),
+    ("organisers", "ql-results-catb-filtered", "query likelihood on ClueWeb09 category B, spam-filtered"),
+    ("DFalah", "DFalah121A", "divergence from randomness, PL2 with query-independent features"),
+    ("utwente", "utw2012fc1", "federated search over vertical indexes; category-aware fusion"),
+    ("irra", "irra12c", "language model with Dirichlet prior (mu 2500), spam-filtered"),
+    ("autoSTA", "autoSTA", "automatic structured queries"),
+    ("lcm", "lcm4res", "latent concept models over result snippets"),
+    ("Hiei-lab Kyoto University", "HieiLabKU12diversityFinal", "subtopic mining from query logs and Wikipedia"),
+]
+
+
+def eight_measures_document() -> dict[str, Any]:
+    """A final board of twelve submissions (one baseline) over eight measures, with marks on every measure."""
+    rows = []
+    ranked = [key for key, (team, _, _) in zip((f"sub_{i:02d}" for i in range(12)), WEB2012_RUNS)
+              if team != "organisers"]
+    for i, (team, run, description) in enumerate(WEB2012_RUNS):
+        baseline = team == "organisers"
+        key = f"sub_{i:02d}"
+        position = ranked.index(key) if key in ranked else None
+        beaten = ranked[(position or 0) + 3:] if position is not None else []
+        values = [round(0.61 - 0.037 * i - 0.011 * k, 4) for k in range(len(EIGHT))]
+        rows.append({
+            "rank": None if baseline else (position or 0) + 1, "key": key, "label": team, "baseline": baseline,
+            "scores": dict(zip(EIGHT, values)), "delta_best": round(values[0] - 0.61, 4),
+            "delta_baseline": round(values[0] - (0.61 - 0.037 * 5), 4), "better_than": list(beaten),
+            "worse_than": [], "n_topics": 50, "better_than_by_measure": {m: list(beaten) for m in EIGHT},
+            "extra": {"submission": key, "team": team, "run": run, "description": description,
+                      "submitted_at": f"2026-11-{20 + i % 5}T1{i % 10}:0{i % 6}:00+00:00",
+                      "unranked": "baseline" if baseline else None},
+        })
+    doc = document(rows, measures=list(EIGHT), primary=EIGHT[0])
+    doc["task"] = {"id": "task_web2012", "name": "TREC 2012 Web track, diversity task (ClueWeb09)",
+                   "description": "Ten teams, 26 submissions; official measures as in the track overview."}
+    doc["final"] = {"at": "2026-11-27T21:00:00+00:00", "hash": "9f2c" * 16, "evalserve": "0.1.0",
+                    "judgments_sha256": "3a7b" * 16, "measures": [
+                        {"measure": m, "summary": "a diversity measure", "reference": "Clarke et al."} for m in EIGHT]}
+    return doc
+
+
+MEASURE_SCRIPT = """
+document.getElementById('board').addEventListener('load', function () {
+  var d = this.contentDocument, root = d.documentElement, wrap = d.querySelector('.table-wrap');
+  var lines = function (el) {
+    var style = d.defaultView.getComputedStyle(el);
+    return Math.round(el.getBoundingClientRect().height / parseFloat(style.lineHeight));
+  };
+  var out = document.createElement('pre');
+  out.id = 'result';
+  out.textContent = JSON.stringify({
+    scrollWidth: root.scrollWidth, clientWidth: root.clientWidth,
+    wrapScrollWidth: wrap.scrollWidth, wrapClientWidth: wrap.clientWidth,
+    runLines: Array.prototype.map.call(d.querySelectorAll('td.run code'), lines),
+    teamLines: Array.prototype.map.call(d.querySelectorAll('th.team .name'), lines),
+    lastColumnRight: d.querySelector('thead th:last-child').getBoundingClientRect().right
+  });
+  document.body.appendChild(out);
+});
+"""
+
+
+@pytest.mark.parametrize("width", [1280, 1440])
+def test_eight_measures_fit_without_horizontal_scroll(chromium: str, served: tuple[Path, str],  # noqa: F811
+                                                     tmp_path: Path, width: int) -> None:
+    """At 1,280 and 1,440 px, a final board of twelve TREC Web 2012 runs over eight measures has no horizontal
+    scroll (neither the page nor the table's own), run names stay on one line and team names on two at most.
+    ``EVALSERVE_UPDATE_SCREENSHOTS=1`` writes the screenshots docs/api.md shows to docs/img."""
+    import json
+
+    site, base = served
+    (site / "leaderboard.html").write_text(render_leaderboard_html(eight_measures_document()), encoding="utf-8")
+    (site / "harness.html").write_text(
+        '<!DOCTYPE html><html><body style="margin:0">'
+        f'<iframe id="board" src="leaderboard.html" style="border:0;width:{width}px;height:1400px"></iframe>'
+        f"<script>{MEASURE_SCRIPT}</script></body></html>", encoding="utf-8")
+    dom = dump_dom(chromium, f"{base}/harness.html",
+                   flags=(f"--window-size={width + 40},1100", "--virtual-time-budget=10000"))
+    found = parse_html(dom).find("pre", id="result").text()
+    result = json.loads(found)
+    assert result["clientWidth"] == width
+    assert result["scrollWidth"] <= result["clientWidth"], result
+    assert result["wrapScrollWidth"] <= result["wrapClientWidth"], "the table scrolls inside its frame"
+    assert result["lastColumnRight"] <= width, "the delta columns are not clipped"
+    assert max(result["runLines"]) == 1 and len(result["runLines"]) == 12, result
+    assert max(result["teamLines"]) <= 2, result
+    png = tmp_path / f"leaderboard-{width}.png"
+    screenshot(chromium, f"{base}/leaderboard.html", png, width=width, height=1400)
+    assert png.read_bytes().startswith(PNG_SIGNATURE)
+    if os.environ.get("EVALSERVE_UPDATE_SCREENSHOTS") == "1":
+        (ROOT / "docs" / "img").mkdir(exist_ok=True)
+        (ROOT / "docs" / "img" / png.name).write_bytes(png.read_bytes())
