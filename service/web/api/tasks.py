@@ -60,6 +60,9 @@ NOT_FOUND = {"schema": ProblemSchema, "content_type": PROBLEM_JSON,
              "description": "no such task (or a private one the caller does not take part in)"}
 FORBIDDEN = {"schema": ProblemSchema, "content_type": PROBLEM_JSON,
              "description": "the caller's role does not allow this (organisers only, or not registered)"}
+#: what every write on a finalised task answers (``shared_tasks.final``)
+TASK_FINAL = {"schema": ProblemSchema, "content_type": PROBLEM_JSON,
+              "description": "the task is finalised: no write is accepted, by anyone (task-final)"}
 
 
 @blp.route("")
@@ -102,6 +105,7 @@ class OneTask(MethodView):
     @blp.response(200, TaskSchema)
     @blp.alt_response(403, **FORBIDDEN)
     @blp.alt_response(404, **NOT_FOUND)
+    @blp.alt_response(409, **TASK_FINAL)
     def patch(self, body: dict[str, Any], task_id: str) -> Any:
         """Change the task's name, description, visibility, registration, significance or per-topic feedback
         settings (organisers)."""
@@ -140,6 +144,7 @@ class Phases(MethodView):
     @blp.alt_response(404, **NOT_FOUND)
     @blp.alt_response(422, schema=ProblemSchema, content_type=PROBLEM_JSON,
                       description="closes before it opens, overlaps another phase, name taken")
+    @blp.alt_response(409, **TASK_FINAL)
     def post(self, body: dict[str, Any], task_id: str) -> Any:
         """Add a phase (organisers); phases do not overlap."""
         return services.add_phase(session(), state(), current_token(), task_id, body), 201
@@ -153,6 +158,7 @@ class OnePhase(MethodView):
     @blp.alt_response(403, **FORBIDDEN)
     @blp.alt_response(404, **NOT_FOUND)
     @blp.alt_response(422, schema=ProblemSchema, content_type=PROBLEM_JSON, description="an invalid window")
+    @blp.alt_response(409, **TASK_FINAL)
     def patch(self, body: dict[str, Any], task_id: str, name: str) -> Any:
         """Move a phase's window (extend a deadline, say) or change its quotas (organisers)."""
         return services.update_phase(session(), state(), current_token(), task_id, name, body)
@@ -175,7 +181,8 @@ class Participants(MethodView):
                       description="the task takes participants by code, and none or a wrong one was given")
     @blp.alt_response(404, **NOT_FOUND)
     @blp.alt_response(409, schema=ProblemSchema, content_type=PROBLEM_JSON,
-                      description="already registered, or the team name is taken")
+                      description="already registered, the team name is taken, or the task is finalised"
+                                  " (task-final)")
     @blp.alt_response(429, schema=ProblemSchema, content_type=PROBLEM_JSON,
                       description="too many registration attempts for this task (EVALSERVE_REGISTER_RATE_LIMIT;"
                                   " Retry-After)")
@@ -206,7 +213,7 @@ class Submissions(MethodView):
     @blp.alt_response(404, **NOT_FOUND)
     @blp.alt_response(409, schema=ProblemSchema, content_type=PROBLEM_JSON,
                       description="no phase is open: the deadline has passed (phase-closed) or the next phase has not"
-                                  " opened (phase-not-open)")
+                                  " opened (phase-not-open); the task is finalised (task-final)")
     @blp.alt_response(422, schema=ProblemSchema, content_type=PROBLEM_JSON,
                       description="the run has errors (all of them listed); nothing is stored")
     @blp.alt_response(429, schema=ProblemSchema, content_type=PROBLEM_JSON,
@@ -241,6 +248,7 @@ class OneSubmission(MethodView):
     @blp.arguments(SubmissionPatchSchema)
     @blp.response(200, SubmissionSchema)
     @blp.alt_response(404, **NOT_FOUND)
+    @blp.alt_response(409, **TASK_FINAL)
     def patch(self, body: dict[str, Any], task_id: str, submission_id: str) -> Any:
         """Choose this submission for the leaderboard (``{"selected": true}``) instead of your latest."""
         return services.select_submission(session(), state(), current_token(), task_id, submission_id, body["selected"])
@@ -285,6 +293,7 @@ class Judgments(MethodView):
     @blp.alt_response(429, schema=ProblemSchema, content_type=PROBLEM_JSON,
                       description="over the rate limit or the storage quota (Retry-After); nothing is stored")
     @blp.alt_response(503, **UPLOADS_BUSY)
+    @blp.alt_response(409, **TASK_FINAL)
     def post(self, form: dict[str, Any], files: dict[str, Any], task_id: str) -> Any:
         """Install new judgments (multipart, as for a collection) as the next version and re-evaluate every
         submission against them; earlier versions and their results stay (``?version=`` on the leaderboard)."""
