@@ -102,6 +102,8 @@ class ProblemCode(StrEnum):
     SUBMISSION_WITHDRAWN = "submission-withdrawn"  # 409: choosing a withdrawn submission for the leaderboard
     PHASE_NOT_OPEN = "phase-not-open"  # 409: submitting when no phase of the task is open
     PHASE_CLOSED = "phase-closed"  # 409: submitting after the task's last phase closed
+    TASK_FINAL = "task-final"  # 409: any write on a finalised task (submissions, selections, settings, phases, ...)
+    EVALUATIONS_PENDING = "evaluations-pending"  # 409: finalising a task while submissions are being evaluated
     TOO_FEW_SUBMISSIONS = "too-few-submissions"  # 409: measure advice on a task with too few systems to compare
     META_UNAVAILABLE = "meta-unavailable"  # 409: measure advice the stored results cannot give
     INVALID_SIGNIFICANCE = "invalid-significance"  # 422: a task's significance test, correction or alpha is not valid

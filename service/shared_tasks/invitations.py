@@ -22,6 +22,7 @@ from evalserve.service.core.errors import ServiceError
 from evalserve.service.core.problem_codes import ProblemCode
 from evalserve.service.shared_tasks.access import organised_task
 from evalserve.service.shared_tasks.audit import Action, record
+from evalserve.service.shared_tasks.final import refuse_if_final
 from evalserve.service.shared_tasks.outputs import ParticipantOut
 from evalserve.service.shared_tasks.teams import enrol
 from evalserve.service.store.models import Invitation, Task, Token, as_utc, new_id, utcnow
@@ -50,6 +51,7 @@ def create_invitations(s: Session, caller: Token, task_id: str, *, count: int, u
     """``count`` new invitations to the caller's task (organisers only), each for ``uses`` redemptions; a team name
     binds one invitation (``count`` 1) to that team."""
     task = organised_task(s, task_id, caller)
+    refuse_if_final(task)
     if team is not None and count != 1:
         raise ServiceError(422, ProblemCode.INVALID_REQUEST, "an invitation bound to a team is made one at a time"
                            " (count 1)")
@@ -93,6 +95,9 @@ def redeem(s: Session, caller: Token | None, code: str, team: str | None, name: 
     expires = as_utc(row.expires_at)
     if expires is not None and expires <= utcnow():
         raise ServiceError(404, ProblemCode.INVITATION_INVALID, f"this invitation expired at {expires.isoformat()}")
+    task = s.get(Task, row.task_id)
+    assert task is not None
+    refuse_if_final(task)  # before a use of the invitation is taken
     chosen = row.team or team
     if not chosen:
         raise ServiceError(422, ProblemCode.INVALID_REQUEST, "this invitation names no team: send one (\"team\")")
@@ -105,8 +110,6 @@ def redeem(s: Session, caller: Token | None, code: str, team: str | None, name: 
     issued = None
     token = caller
     if token is None:
-        task = s.get(Task, row.task_id)
-        assert task is not None
         made, secret = new_token(s, f"{chosen} ({task.name})", SIGNUP_SCOPES, user_name=name or chosen)
         issued, token = Issued(made, secret), made
     # an invitation bound to a team's name (the organisers' choice) makes its holder a member of that team

@@ -6,8 +6,7 @@ serves it, the workers announce it in webhooks."""
 from __future__ import annotations
 
 import json
-import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
 
@@ -16,6 +15,7 @@ from sqlalchemy.orm import Session
 
 from evalserve.service.core.errors import ServiceError
 from evalserve.service.core.problem_codes import ProblemCode
+from evalserve.service.shared_tasks.final import final_block
 from evalserve.service.shared_tasks.phases import current_phase, task_phases
 from evalserve.service.store.blobs import BlobStore
 from evalserve.service.store.models import (
@@ -98,12 +98,23 @@ def shown(cands: list[Candidate], selection: str) -> list[Candidate]:
     return picked + baselines[-1:]
 
 
+def unranked_reason(c: Candidate) -> str | None:
+    """Why a shown submission takes no rank (None: it takes one): the one rule deciding which rows are ranked
+    (and tested for significance); an unranked row is shown at its score's place and never pushes a team down.
+    A disqualified submission plugs in here with its public reason."""
+    if c.submission.baseline:
+        return "baseline"
+    return None
+
+
 def _entry(c: Candidate, document: dict[str, Any], selection: str, baseline: bool) -> Entry:
     label = c.participant.team if selection == "latest" else f"{c.participant.team} ({c.run.name})"
+    unranked = unranked_reason(c)
     extra = {"submission": c.submission.id, "participant": c.participant.id, "team": c.participant.team,
              "run": c.run.name, "description": c.submission.description,
-             "submitted_at": as_utc(c.submission.submitted_at).isoformat()}
-    return Entry(key=c.submission.id, label=label, document=document, baseline=baseline, extra=extra)
+             "submitted_at": as_utc(c.submission.submitted_at).isoformat(), "unranked": unranked}
+    return Entry(key=c.submission.id, label=label, document=document, baseline=baseline, extra=extra,
+                 ranked=unranked is None)
 
 
 @dataclass(frozen=True)
@@ -112,8 +123,6 @@ class TaskLeaderboard:
 
     ranked: Leaderboard
     document: dict[str, Any]
-    #: the disqualified rows (unranked), as in the document's ``rows`` after the ranked ones
-    unranked: list[dict[str, Any]] = field(default_factory=list)
 
 
 def task_leaderboard(s: Session, blobs: BlobStore, task: Task, *, phase_name: str | None = None,
@@ -138,31 +147,38 @@ def ranked_board(s: Session, blobs: BlobStore, task: Task, phase: Phase | None, 
     """Rank the submissions ``selection`` shows among ``cands`` (the engine's significance tests: the costly
     part, done by a worker) into the served document; its last key is ``pending``."""
     picked = shown(cands, selection)
-    entries: list[Entry] = []
-    excluded: list[Entry] = []
+    entries = []
+    marks: dict[str, dict[str, Any]] = {}
     for c in picked:
         assert c.job.result_sha256 is not None
-        document = json.loads(blobs.get(s, c.job.result_sha256))
-        entry = _entry(c, document, selection, c.submission.baseline)
-        (excluded if disqualification(c) else entries).append(entry)
+        result = json.loads(blobs.get(s, c.job.result_sha256))
+        entry = _entry(c, result, selection, c.submission.baseline)
+        mark = disqualification(c)
+        if mark is not None:  # shown, unranked, in no test: it moves nobody (the page shows why)
+            marks[entry.key] = mark
+            entry = replace(entry, ranked=False, extra={**entry.extra, "unranked": f"disqualified: {mark['reason']}"})
+        entries.append(entry)
     board = rank_entries(entries, list(task.measures), task.primary_measure, order=task.sort_order,
                          significance=SignificanceSettings(**{k: v for k, v in task.significance.items()}))
-    marks = {c.submission.id: disqualification(c) for c in picked}
-    unranked = [unranked_row(e, board, marks[e.key]) for e in excluded]
-    return TaskLeaderboard(board, {
+    document: dict[str, Any] = {
         "task": {"id": task.id, "name": task.name, "description": task.description},
         "phase": None if phase is None else {"name": phase.name, "opens_at": as_utc(phase.opens_at).isoformat(),
                                              "closes_at": as_utc(phase.closes_at).isoformat()},
         "version": version,
         "generated_at": at.isoformat(),
         "selection": selection,
-        **_with_rows(board.as_dict(), unranked),
-        "pending": pending_count(cands),
-    }, unranked)
+        **board.as_dict(),
+    }
+    for row in document["rows"]:
+        if row["key"] in marks:
+            row["disqualified"] = marks[row["key"]]
+    document["final"] = final_block(s, task, version, document)
+    document["pending"] = pending_count(cands)
+    return TaskLeaderboard(board, document)
 
 
 def disqualification(c: Candidate) -> dict[str, Any] | None:
-    """Why a shown submission is not ranked: it, or its team, was disqualified (when, why, which); else None."""
+    """Why a shown submission is not ranked: it, or its team, was disqualified (which, why, when); else None."""
     if c.submission.disqualified_at is not None:
         return {"scope": "submission", "reason": c.submission.disqualified_reason,
                 "at": as_utc(c.submission.disqualified_at).isoformat()}
@@ -170,30 +186,3 @@ def disqualification(c: Candidate) -> dict[str, Any] | None:
         return {"scope": "team", "reason": c.participant.disqualified_reason,
                 "at": as_utc(c.participant.disqualified_at).isoformat()}
     return None
-
-
-def unranked_row(entry: Entry, board: Leaderboard, mark: dict[str, Any] | None) -> dict[str, Any]:
-    """A disqualified submission's leaderboard row: its own means, no rank (``null``), no significance marks
-    (it takes part in no test), and ``disqualified``; it is listed after the ranked rows and moves none of
-    them."""
-    by_measure = next(iter(entry.document["runs"].values()))
-    scores = {m: _finite(by_measure.get(m, {}).get("mean")) for m in board.measures}
-    best = _finite(board.rows[0].scores.get(board.primary)) if board.rows else None
-    base = next((_finite(r.scores.get(board.primary)) for r in board.rows if r.baseline), None)
-    mine = scores.get(board.primary)
-    first: dict[str, Any] = next(iter(by_measure.values()), {})
-    topics = first.get("per_topic") or {}
-    return {"rank": None, "key": entry.key, "label": entry.label, "baseline": entry.baseline, "scores": scores,
-            "delta_best": None if mine is None or best is None else mine - best,
-            "delta_baseline": None if mine is None or base is None else mine - base,
-            "better_than": [], "worse_than": [], "n_topics": len(topics), "extra": dict(entry.extra),
-            "disqualified": mark}
-
-
-def _finite(value: Any) -> float | None:
-    return float(value) if isinstance(value, int | float) and math.isfinite(value) else None
-
-
-def _with_rows(document: dict[str, Any], unranked: list[dict[str, Any]]) -> dict[str, Any]:
-    """The engine's document with the unranked (disqualified) rows after the ranked ones."""
-    return {**document, "rows": [*document["rows"], *unranked]}

@@ -33,6 +33,7 @@ from evalserve.service.shared_tasks.access import (
     task_accesses,
 )
 from evalserve.service.shared_tasks.audit import Action, record
+from evalserve.service.shared_tasks.final import refuse_if_final
 from evalserve.service.shared_tasks.meta import served_meta
 from evalserve.service.shared_tasks.outputs import (
     JudgmentsVersionOut,
@@ -220,6 +221,7 @@ def update_task(s: Session, st: ServiceState, token: Token, task_id: str, body: 
     """Change a task's description, visibility, registration, significance or feedback settings (organisers
     only)."""
     task = organised_task(s, task_id, token)
+    refuse_if_final(task)
     for key in ("name", "description", "visibility", "blinded_until", "registration", "registration_code",
                 "per_topic_feedback"):
         if key in body:
@@ -244,7 +246,7 @@ def list_phases(s: Session, st: ServiceState, token: Token | None, task_id: str)
 
 def add_phase(s: Session, st: ServiceState, token: Token, task_id: str, body: dict[str, Any]) -> PhaseOut:
     """Add a phase (organisers only); phases do not overlap and have distinct names. Answered as given."""
-    organised_task(s, task_id, token)
+    refuse_if_final(organised_task(s, task_id, token))
     phases = task_phases(s, task_id)
     phase = new_phase(task_id, body, st.settings.task_default_quota_per_day)
     _unique_names([*phases, phase])
@@ -259,7 +261,7 @@ def add_phase(s: Session, st: ServiceState, token: Token, task_id: str, body: di
 def update_phase(s: Session, st: ServiceState, token: Token, task_id: str, name: str, body: dict[str, Any]) -> PhaseOut:
     """Move a phase's window or change its quotas (organisers only); submissions already taken stay. Answered
     as changed."""
-    organised_task(s, task_id, token)
+    refuse_if_final(organised_task(s, task_id, token))
     phases = task_phases(s, task_id)
     phase = next((p for p in phases if p.name == name), None)
     if phase is None:
@@ -306,7 +308,8 @@ def register(s: Session, st: ServiceState, token: Token, task_id: str, team: str
 
 def enrol(s: Session, token: Token, task_id: str, team: str) -> ParticipantOut:
     """Register ``token``'s user for the task as a new team ``team``, the caller's right to do so checked already
-    (``register``: open registration, the code or an organiser): ``teams.enrol``."""
+    (``register``: open registration, the code or an organiser): ``teams.enrol`` (409 ``task-final`` once the
+    task is finalised)."""
     return teams.enrol(s, token, task_id, team)
 
 
@@ -374,6 +377,7 @@ def submit(s: Session, st: ServiceState, token: Token, task_id: str, upload: tup
     at = arrival or utcnow()
     # refuse early, before reading a large upload
     access = participating(s, task_id, token)
+    refuse_if_final(access.task)
     if baseline and not access.organiser:
         raise ServiceError(403, ProblemCode.ORGANISERS_ONLY, "only organisers submit baselines")
     if access.participant is None:
@@ -392,6 +396,7 @@ def submit(s: Session, st: ServiceState, token: Token, task_id: str, upload: tup
               .values(submissions_made=Participant.submissions_made + 1))
     task = s.get(Task, task_id, with_for_update={"read": True})  # a new judgments version waits for us
     assert task is not None
+    refuse_if_final(task)  # finalised meanwhile
     access = task_access(s, task_id, token)
     participant = access.participant
     if participant is None:  # removed by the organisers meanwhile
@@ -486,6 +491,7 @@ def select_submission(s: Session, st: ServiceState, token: Token, task_id: str, 
                       selected: bool) -> SubmissionOut:
     """A participant picks which of their submissions in a phase the leaderboard shows (one at a time)."""
     access = participating(s, task_id, token)
+    refuse_if_final(access.task)
     sub = s.get(Submission, submission_id)
     if sub is None or sub.task_id != task_id or (
             not access.organiser and (access.participant is None or sub.participant_id != access.participant.id)):
@@ -516,11 +522,12 @@ def new_judgments(s: Session, st: ServiceState, token: Token, task_id: str, form
                   intent_weights: tuple[str, bytes] | None, side: dict[str, tuple[str, bytes]]) -> ReevaluationOut:
     """Install new judgments as the task's next version and queue a re-evaluation of every submission against
     them; earlier versions' evaluations are kept (the history, and leaderboards of older versions)."""
-    organised_task(s, task_id, token)
+    refuse_if_final(organised_task(s, task_id, token))
     # the judgments are checked and stored as a hidden collection, in the same transaction as the new version
     collection = create_collection(s, st, token.id, {**form, "hidden": True}, qrels, intent_weights, side)
     task = s.get(Task, task_id, with_for_update=True)  # submissions in flight finish first
     assert task is not None
+    refuse_if_final(task)  # finalised meanwhile
     task.version += 1
     task.collection_id = collection.id
     task.updated_at = utcnow()

@@ -22,6 +22,7 @@ from evalserve.service.core.problem_codes import ProblemCode
 from evalserve.service.core.state import ServiceState
 from evalserve.service.shared_tasks.access import membership, organised_task, participating, task_access
 from evalserve.service.shared_tasks.audit import Action, record
+from evalserve.service.shared_tasks.final import refuse_if_final
 from evalserve.service.shared_tasks.outputs import ParticipantOut, SubmissionOut, participant_outs, submission_outs
 from evalserve.service.shared_tasks.stored import request_refresh
 from evalserve.service.store.models import (
@@ -29,6 +30,7 @@ from evalserve.service.store.models import (
     ParticipantMember,
     Phase,
     Submission,
+    Task,
     Token,
     User,
     as_utc,
@@ -43,7 +45,10 @@ def enrol(s: Session, token: Token, task_id: str, team: str, *, join: bool = Fal
     the organisers bound to that name) -- the existing one. The caller's right to register is checked already
     (``services.register``, ``invitations.redeem``). 409 ``already-registered`` when the user acts for a team of
     the task already, ``team-taken`` for another team's name without ``join``; 403 ``participant-removed`` when
-    the organisers removed the user's team (or the team to join)."""
+    the organisers removed the user's team (or the team to join); 409 ``task-final`` once the task is final."""
+    task = s.get(Task, task_id)
+    assert task is not None
+    refuse_if_final(task)
     mine = list(s.execute(select(Participant).where(Participant.task_id == task_id, membership(token))).scalars())
     live = [p for p in mine if p.removed_at is None]
     if live:
@@ -107,7 +112,7 @@ def remove_participant(s: Session, st: ServiceState, token: Token, task_id: str,
                        reason: str | None) -> ParticipantOut:
     """Remove a team (organisers): its members act for it no more and its submissions leave the leaderboard;
     its rows stay. Removing a removed team changes nothing."""
-    organised_task(s, task_id, token)
+    refuse_if_final(organised_task(s, task_id, token))
     participant = _task_participant(s, task_id, participant_id)
     if participant.removed_at is None:
         participant.removed_at, participant.removed_reason = utcnow(), reason
@@ -125,7 +130,7 @@ def disqualify_participant(s: Session, st: ServiceState, token: Token, task_id: 
                            disqualified: bool, reason: str | None) -> ParticipantOut:
     """Disqualify a team with a public reason, or reinstate it (organisers): its rows stay on the leaderboard,
     unranked, with the reason."""
-    organised_task(s, task_id, token)
+    refuse_if_final(organised_task(s, task_id, token))
     _reason(disqualified, reason)
     participant = _task_participant(s, task_id, participant_id)
     if disqualified:
@@ -143,7 +148,7 @@ def disqualify_participant(s: Session, st: ServiceState, token: Token, task_id: 
 def disqualify_submission(s: Session, st: ServiceState, token: Token, task_id: str, submission_id: str,
                           disqualified: bool, reason: str | None) -> Submission:
     """Disqualify a submission with a public reason, or reinstate it (organisers)."""
-    organised_task(s, task_id, token)
+    refuse_if_final(organised_task(s, task_id, token))
     _reason(disqualified, reason)
     sub = s.get(Submission, submission_id)
     if sub is None or sub.task_id != task_id:
@@ -166,6 +171,7 @@ def withdraw_submission(s: Session, st: ServiceState, token: Token, task_id: str
     leaves the leaderboard (the team's latest other submission shows) and stays stored; 409 ``phase-closed``
     once the phase closed. Withdrawing a withdrawn submission changes nothing."""
     access = participating(s, task_id, token)
+    refuse_if_final(access.task)
     sub = s.get(Submission, submission_id)
     mine = access.organiser or (access.participant is not None and sub is not None
                                 and sub.participant_id == access.participant.id)

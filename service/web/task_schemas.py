@@ -120,6 +120,26 @@ class TaskSchema(ma.Schema):
     current_phase = ma.fields.String(allow_none=True, metadata={"description": "the phase open now"})
     created_at = ma.fields.DateTime()
     links = ma.fields.Dict()
+    final = ma.fields.Nested(lambda: FinalSchema(), allow_none=True, metadata={
+        "description": "the final record once the organisers finalised the task (POST .../finalise), else null"})
+
+
+class FinalSchema(ma.Schema):
+    """A finalised task's final record (``POST /v1/tasks/{task_id}/finalise``, ``final`` of the task)."""
+
+    at = ma.fields.String(metadata={"description": "when the task was finalised (ISO 8601, UTC)"})
+    hash = ma.fields.String(metadata={"description": "SHA-256 of the final leaderboard's canonical content (docs/api.md"
+                                                     " says how to recompute it)"})
+    evalserve = ma.fields.String(metadata={"description": "the evalserve version that finalised the task"})
+    judgments_sha256 = ma.fields.String(allow_none=True, metadata={"description": "SHA-256 of the qrels file"})
+    measures = ma.fields.List(ma.fields.Dict(), metadata={
+        "description": "each official measure's definition: name, family, cutoff, parameters, formula, reference"})
+    phase = ma.fields.String(allow_none=True, metadata={"description": "the phase of the final leaderboard"})
+    version = ma.fields.Integer(metadata={"description": "the judgments version of the final leaderboard"})
+    selection = ma.fields.String()
+    rows = ma.fields.Integer(metadata={"description": "rows on the final leaderboard (baselines included)"})
+    ranked = ma.fields.Integer(metadata={"description": "rows that take a rank"})
+    leaderboard = ma.fields.String(metadata={"description": "the final leaderboard's URL (path and query)"})
 
 
 class RegistrationSchema(ma.Schema):

@@ -1,7 +1,8 @@
 """Teams as groups, participant and submission management, and the audit log (issue 30), in process: several
 users submit for one team (any of their tokens) within the team's quota; only an invitation the organisers bound
 to a team's name adds a user to an existing team; the organisers remove a team or disqualify a team or a
-submission with a public reason (disqualified rows stay on the leaderboard, unranked, moving nobody), a team
+submission with a public reason (disqualified rows stay on the leaderboard at their score's place, unranked,
+moving nobody), a team
 withdraws its own submission while its phase is open (409 once closed); every change refreshes the stored
 leaderboards, and every action is an audit row with who and when, for the organisers only."""
 
@@ -150,16 +151,16 @@ def test_a_disqualified_submission_stays_visible_unranked_and_moves_nobody(api: 
                    json={"disqualified": True, "reason": "used the judgments"})
     assert out.status_code == 200 and out.json["disqualified"]["reason"] == "used the judgments"
     board = _board(api, task).json
-    assert _teams(board) == [(1, "team-carol"), (2, "team-dave"), (None, "team-bob")]
-    dq = board["rows"][-1]
+    assert _teams(board) == [(None, "team-bob"), (1, "team-carol"), (2, "team-dave")]  # at its score's place
+    dq = board["rows"][0]
     assert dq["disqualified"]["reason"] == "used the judgments" and dq["disqualified"]["scope"] == "submission"
-    assert dq["better_than"] == [] and dq["scores"]["nDCG@10"] > board["rows"][0]["scores"]["nDCG@10"]
+    assert dq["better_than"] == [] and dq["scores"]["nDCG@10"] > board["rows"][1]["scores"]["nDCG@10"]
     assert all(dq["key"] not in (p["a"], p["b"]) for p in board["pairs"])  # in no test
     assert bob_sees_it(api, task, subs["bob"])
     csv_rows = list(csv.DictReader(io.StringIO(_board(api, task, "alice", "csv").get_data(as_text=True))))
-    assert [(r["rank"], r["disqualified"]) for r in csv_rows] == [("1", ""), ("2", ""), ("", "used the judgments")]
+    assert [(r["rank"], r["disqualified"]) for r in csv_rows] == [("", "used the judgments"), ("1", ""), ("2", "")]
     html = _board(api, task, "alice", "html").get_data(as_text=True)
-    assert 'class="entry disqualified"' in html and "used the judgments" in html and ">DQ<" in html
+    assert 'class="entry unranked"' in html and "disqualified: used the judgments" in html
     # reinstated: ranked again
     api.call("PATCH", f"/v1/tasks/{task}/submissions/{subs['bob']}", "alice", json={"disqualified": False})
     assert _teams(_board(api, task).json)[0] == (1, "team-bob")
@@ -177,8 +178,8 @@ def test_a_disqualified_team_is_shown_with_its_reason(api: TaskApi) -> None:
                    json={"disqualified": True, "reason": "two accounts"})
     assert out.status_code == 200 and out.json["disqualified"]["reason"] == "two accounts"
     board = _board(api, task).json
-    assert _teams(board) == [(1, "team-bob"), (2, "team-dave"), (None, "team-carol")]
-    assert board["rows"][-1]["disqualified"]["scope"] == "team"
+    assert _teams(board) == [(1, "team-bob"), (None, "team-carol"), (2, "team-dave")]
+    assert board["rows"][1]["disqualified"]["scope"] == "team"
     _is_problem(api.call("PATCH", f"/v1/tasks/{task}/participants/{participants['bob']}", "carol",
                          json={"disqualified": True, "reason": "x"}), 403, "organisers-only")
     missing = api.call("PATCH", f"/v1/tasks/{task}/participants/part_nope", "alice",
@@ -279,3 +280,28 @@ def test_registrations_made_before_teams_keep_working_after_the_migration(api: T
     assert api.submit(task, "bob-ci").status_code == 202
     assert [m["name"] for m in api.call("GET", f"/v1/tasks/{task}/participants/{first}/members", "bob").json] == [
         "bob"]
+
+
+def test_after_finalisation_no_team_or_submission_changes(api: TaskApi) -> None:
+    """A finalised task refuses removals, disqualifications, withdrawals and new members (409 task-final), for
+    everyone; its final leaderboard stays as it was."""
+    task, participants, subs = _three(api)
+    [bound] = api.call("POST", f"/v1/tasks/{task}/invitations", "alice", json={"team": "team-bob"}).json
+    _second_member(api)
+    finalised = api.call("POST", f"/v1/tasks/{task}/finalise", "alice")
+    assert finalised.status_code == 200, finalised.get_data(as_text=True)
+    before = _board(api, task).json["final"]["hash"]
+    refused = [
+        api.call("DELETE", f"/v1/tasks/{task}/participants/{participants['dave']}", "alice"),
+        api.call("PATCH", f"/v1/tasks/{task}/participants/{participants['dave']}", "alice",
+                 json={"disqualified": True, "reason": "late"}),
+        api.call("PATCH", f"/v1/tasks/{task}/submissions/{subs['carol']}", "alice",
+                 json={"disqualified": True, "reason": "late"}),
+        api.call("DELETE", f"/v1/tasks/{task}/submissions/{subs['bob']}", "bob"),
+        api.call("POST", f"/v1/invitations/{bound['code']}", "erin", json={}),
+        api.register(task, "erin", "team-bob", code=bound["code"]),
+    ]
+    for answer in refused:
+        _is_problem(answer, 409, "task-final")
+    assert _board(api, task).json["final"]["hash"] == before
+    assert len(api.call("GET", f"/v1/tasks/{task}/participants/{participants['bob']}/members", "bob").json) == 1

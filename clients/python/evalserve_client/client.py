@@ -50,6 +50,8 @@ LONG_POLL_SECONDS = 20.0
 RETRY_START, RETRY_CAP = 0.5, 5.0
 #: How long ``leaderboard`` waits for the server's worker to store a leaderboard newer than the one it has.
 LEADERBOARD_WAIT_SECONDS = 30.0
+#: how long ``Client.finalise`` waits for the submissions still being evaluated (seconds)
+FINALISE_WAIT_SECONDS = 300.0
 #: The longest pause a server's ``Retry-After`` can impose on one step (a guard against absurd values).
 RETRY_AFTER_MAX = 60.0
 #: Renderings of a shared task's leaderboard: the JSON document (a dict), or CSV, LaTeX, HTML text.
@@ -319,6 +321,22 @@ class Client:
         """Move a phase's window (``opens_at``, ``closes_at``) or change its quotas (organisers)."""
         path = f"/v1/tasks/{_segment(task)}/phases/{urllib.parse.quote(name, safe='')}"
         return self._json("PATCH", path, json=_jsonable(changes))
+
+    def finalise(self, task: Ref, *, timeout: float | None = FINALISE_WAIT_SECONDS) -> dict[str, Any]:
+        """Finalise your task (organisers): its final leaderboard is stored with a content hash, and every write on
+        the task is refused from then on (409 ``task-final``). Returns the final record (``hash``, ``evalserve``,
+        ``judgments_sha256``, ``measures``, ``leaderboard``...); finalising a final task returns the same record.
+        While submissions are still being evaluated (409 ``evaluations-pending``) it asks again after Retry-After,
+        for at most ``timeout`` seconds (None: asks once)."""
+        path = f"/v1/tasks/{_segment(task)}/finalise"
+        deadline = None if timeout is None else self._clock() + timeout
+        while True:
+            try:
+                return self._json("POST", path)
+            except ApiError as exc:
+                if exc.code != "evaluations-pending" or deadline is None or self._clock() >= deadline:
+                    raise
+                self._sleep(min(max(exc.retry_after or 1.0, 0.2), 5.0, max(deadline - self._clock(), 0.0)))
 
     def register(self, task: Ref, team: str, code: str | None = None) -> dict[str, Any]:
         """Register the caller for the task under a team name (``code``: the organisers' registration code, for

@@ -18,6 +18,7 @@ from evalserve.service.core.etags import etag_of, matches
 from evalserve.service.core.lru import TextCache
 from evalserve.service.shared_tasks import invitations, services, teams
 from evalserve.service.shared_tasks.access import is_organiser
+from evalserve.service.shared_tasks.finalise import finalise
 from evalserve.service.store.models import JobState, utcnow
 from evalserve.service.web.api.conditional import if_none_match, not_modified, pending_response
 from evalserve.service.web.auth import ANYONE, caller_or_none, current_token, require
@@ -27,6 +28,7 @@ from evalserve.service.web.leaderboard_html import render_leaderboard_html
 from evalserve.service.web.problems import PROBLEM_JSON, ProblemSchema
 from evalserve.service.web.schemas import CollectionFilesSchema
 from evalserve.service.web.task_schemas import (
+    FinalSchema,
     JudgmentsFormSchema,
     JudgmentsVersionSchema,
     LeaderboardQuerySchema,
@@ -59,6 +61,9 @@ NOT_FOUND = {"schema": ProblemSchema, "content_type": PROBLEM_JSON,
              "description": "no such task (or a private one the caller does not take part in)"}
 FORBIDDEN = {"schema": ProblemSchema, "content_type": PROBLEM_JSON,
              "description": "the caller's role does not allow this (organisers only, or not registered)"}
+#: what every write on a finalised task answers (``shared_tasks.final``)
+TASK_FINAL = {"schema": ProblemSchema, "content_type": PROBLEM_JSON,
+              "description": "the task is finalised: no write is accepted, by anyone (task-final)"}
 
 
 @blp.route("")
@@ -101,10 +106,26 @@ class OneTask(MethodView):
     @blp.response(200, TaskSchema)
     @blp.alt_response(403, **FORBIDDEN)
     @blp.alt_response(404, **NOT_FOUND)
+    @blp.alt_response(409, **TASK_FINAL)
     def patch(self, body: dict[str, Any], task_id: str) -> Any:
         """Change the task's name, description, visibility, registration, significance or per-topic feedback
         settings (organisers)."""
         return services.update_task(session(), state(), current_token(), task_id, body)
+
+
+@blp.route("/<string:task_id>/finalise")
+class Finalise(MethodView):
+    @require("submit")
+    @blp.response(200, FinalSchema)
+    @blp.alt_response(403, **FORBIDDEN)
+    @blp.alt_response(404, **NOT_FOUND)
+    @blp.alt_response(409, schema=ProblemSchema, content_type=PROBLEM_JSON,
+                      description="submissions are still being evaluated (evaluations-pending; Retry-After)")
+    def post(self, task_id: str) -> Any:
+        """Finalise the task (organisers): the final leaderboard is stored with its content hash, the evalserve
+        version, the judgments' SHA-256 and the measures' definitions, and from then on every write on the task
+        is refused (409 ``task-final``) for everyone. Idempotent: a finalised task answers the same record."""
+        return finalise(session(), state(), current_token(), task_id)
 
 
 @blp.route("/<string:task_id>/phases")
@@ -124,6 +145,7 @@ class Phases(MethodView):
     @blp.alt_response(404, **NOT_FOUND)
     @blp.alt_response(422, schema=ProblemSchema, content_type=PROBLEM_JSON,
                       description="closes before it opens, overlaps another phase, name taken")
+    @blp.alt_response(409, **TASK_FINAL)
     def post(self, body: dict[str, Any], task_id: str) -> Any:
         """Add a phase (organisers); phases do not overlap."""
         return services.add_phase(session(), state(), current_token(), task_id, body), 201
@@ -137,6 +159,7 @@ class OnePhase(MethodView):
     @blp.alt_response(403, **FORBIDDEN)
     @blp.alt_response(404, **NOT_FOUND)
     @blp.alt_response(422, schema=ProblemSchema, content_type=PROBLEM_JSON, description="an invalid window")
+    @blp.alt_response(409, **TASK_FINAL)
     def patch(self, body: dict[str, Any], task_id: str, name: str) -> Any:
         """Move a phase's window (extend a deadline, say) or change its quotas (organisers)."""
         return services.update_phase(session(), state(), current_token(), task_id, name, body)
@@ -159,7 +182,8 @@ class Participants(MethodView):
                       description="the task takes participants by code, and none or a wrong one was given")
     @blp.alt_response(404, **NOT_FOUND)
     @blp.alt_response(409, schema=ProblemSchema, content_type=PROBLEM_JSON,
-                      description="already registered, or the team name is taken")
+                      description="already registered, the team name is taken, or the task is finalised"
+                                  " (task-final)")
     @blp.alt_response(429, schema=ProblemSchema, content_type=PROBLEM_JSON,
                       description="too many registration attempts for this task (EVALSERVE_REGISTER_RATE_LIMIT;"
                                   " Retry-After)")
@@ -195,7 +219,7 @@ class Submissions(MethodView):
     @blp.alt_response(404, **NOT_FOUND)
     @blp.alt_response(409, schema=ProblemSchema, content_type=PROBLEM_JSON,
                       description="no phase is open: the deadline has passed (phase-closed) or the next phase has not"
-                                  " opened (phase-not-open)")
+                                  " opened (phase-not-open); the task is finalised (task-final)")
     @blp.alt_response(422, schema=ProblemSchema, content_type=PROBLEM_JSON,
                       description="the run has errors (all of them listed); nothing is stored")
     @blp.alt_response(429, schema=ProblemSchema, content_type=PROBLEM_JSON,
@@ -232,7 +256,8 @@ class OneSubmission(MethodView):
     @blp.alt_response(403, **FORBIDDEN)
     @blp.alt_response(404, **NOT_FOUND)
     @blp.alt_response(409, schema=ProblemSchema, content_type=PROBLEM_JSON,
-                      description="choosing a withdrawn submission (submission-withdrawn)")
+                      description="the task is finalised (task-final); choosing a withdrawn submission"
+                                  " (submission-withdrawn)")
     @blp.alt_response(422, schema=ProblemSchema, content_type=PROBLEM_JSON,
                       description="neither selected nor disqualified sent; a disqualification without a reason")
     def patch(self, body: dict[str, Any], task_id: str, submission_id: str) -> Any:
@@ -253,7 +278,7 @@ class OneSubmission(MethodView):
     @blp.alt_response(403, **FORBIDDEN)
     @blp.alt_response(404, **NOT_FOUND)
     @blp.alt_response(409, schema=ProblemSchema, content_type=PROBLEM_JSON,
-                      description="its phase has closed (phase-closed)")
+                      description="its phase has closed (phase-closed), or the task is finalised (task-final)")
     def delete(self, query: dict[str, Any], task_id: str, submission_id: str) -> Any:
         """Withdraw your team's submission while its phase is open: it leaves the leaderboard (your latest other
         submission shows) and stays stored, marked ``withdrawn_at``; it still counts against the quota."""
@@ -300,6 +325,7 @@ class Judgments(MethodView):
     @blp.alt_response(429, schema=ProblemSchema, content_type=PROBLEM_JSON,
                       description="over the rate limit or the storage quota (Retry-After); nothing is stored")
     @blp.alt_response(503, **UPLOADS_BUSY)
+    @blp.alt_response(409, **TASK_FINAL)
     def post(self, form: dict[str, Any], files: dict[str, Any], task_id: str) -> Any:
         """Install new judgments (multipart, as for a collection) as the next version and re-evaluate every
         submission against them; earlier versions and their results stay (``?version=`` on the leaderboard)."""

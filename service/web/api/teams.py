@@ -28,6 +28,8 @@ blp = Blueprint("teams", __name__, url_prefix="/v1/tasks", description="Task tea
 FORBIDDEN = {"schema": ProblemSchema, "content_type": PROBLEM_JSON, "description": "organisers only"}
 NOT_FOUND = {"schema": ProblemSchema, "content_type": PROBLEM_JSON,
              "description": "no such task or participant (or one the caller may not see)"}
+TASK_FINAL = {"schema": ProblemSchema, "content_type": PROBLEM_JSON,
+              "description": "the task is finalised: no write is accepted, by anyone (task-final)"}
 
 
 @blp.route("/<string:task_id>/participants/<string:participant_id>")
@@ -37,6 +39,7 @@ class OneParticipant(MethodView):
     @blp.response(200, ParticipantSchema)
     @blp.alt_response(403, **FORBIDDEN)
     @blp.alt_response(404, **NOT_FOUND)
+    @blp.alt_response(409, **TASK_FINAL)
     def delete(self, query: dict[str, Any], task_id: str, participant_id: str) -> Any:
         """Remove a team (organisers; ``?reason=`` for the audit log): its members act for it no more and its
         submissions leave the leaderboard; nothing is deleted (``removed`` says when and why)."""
@@ -48,6 +51,7 @@ class OneParticipant(MethodView):
     @blp.response(200, ParticipantSchema)
     @blp.alt_response(403, **FORBIDDEN)
     @blp.alt_response(404, **NOT_FOUND)
+    @blp.alt_response(409, **TASK_FINAL)
     @blp.alt_response(422, schema=ProblemSchema, content_type=PROBLEM_JSON,
                       description="a disqualification without a reason")
     def patch(self, body: dict[str, Any], task_id: str, participant_id: str) -> Any:
