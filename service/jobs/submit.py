@@ -8,6 +8,7 @@ from typing import Any
 
 from sqlalchemy.orm import Session
 
+from evalserve.service.access.task_runs import organises_run
 from evalserve.service.core.engine_errors import refusal_of
 from evalserve.service.core.errors import ServiceError
 from evalserve.service.core.problem_codes import ProblemCode
@@ -67,13 +68,14 @@ def _evaluated_as(names: list[str], evaluated: list[str]) -> tuple[list[str], li
 
 def _collection_with_runs(s: Session, collection_id: str, run_ids: list[str], owner_id: str,
                           admin: bool) -> Collection:
-    """The collection, after checking that every run exists, is the caller's and belongs to it."""
+    """The collection, after checking that every run exists, is the caller's (or was submitted to a task the caller
+    organises) and belongs to it."""
     collection = s.get(Collection, collection_id)
     if collection is None or (collection.hidden and not admin and collection.owner_id != owner_id):
         raise ServiceError(404, ProblemCode.NOT_FOUND, f"no collection {collection_id}")
     for run_id in run_ids:
         run = s.get(RunRecord, run_id)
-        if run is None or (not admin and run.owner_id != owner_id):
+        if run is None or (not admin and run.owner_id != owner_id and not organises_run(s, run_id, owner_id)):
             raise ServiceError(404, ProblemCode.NOT_FOUND, f"no run {run_id}")
         if run.collection_id != collection.id:
             raise ServiceError(422, ProblemCode.RUN_NOT_IN_COLLECTION,
