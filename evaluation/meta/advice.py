@@ -70,12 +70,11 @@ class Advice:
     sentences: tuple[str, ...]
 
     def header(self) -> tuple[str, ...]:
-        return ("measure", "MU", "significant pairs", f"power (alpha = {_g(self.alpha)})",
-                f"{self.correlation} with {self.primary}", "axioms satisfied")
+        return ("measure", "MU", "significant", "power", f"{self.correlation} vs primary", "constraints")
 
     def table(self) -> tuple[tuple[str, ...], ...]:
-        """The rows as strings: MU to 4 decimals, power as a percentage, tau to 3 decimals, the profile as counts
-        of satisfied constraints per group."""
+        """The rows as strings: MU to 4 decimals, significant pairs of all pairs, power as a percentage, tau to 3
+        decimals, the profile as the constraints satisfied per group (n/a: the group does not apply)."""
         return tuple((f.measure + (" (primary)" if f.measure == self.primary else ""), _num(f.unanimity, 4),
                       f"{f.significant}/{f.pairs}", "-" if f.power is None else f"{100 * f.power:.1f}%",
                       _num(f.tau, 3), _profile_cell(f)) for f in self.rows)
@@ -266,9 +265,8 @@ def _and(names: Sequence[str]) -> str:
 def _profile_cell(f: Figures) -> str:
     if not f.axioms:
         return "not checked"
-    diversity = (f"{f.satisfied(DIVERSITY)}/{len(DIVERSITY)} diversity" if f.applicable(DIVERSITY)
-                 else "diversity n/a")
-    return f"{f.satisfied(RELEVANCE)}/{len(RELEVANCE)} relevance, {diversity}"
+    diversity = f"{f.satisfied(DIVERSITY)}/{len(DIVERSITY)}" if f.applicable(DIVERSITY) else "n/a"
+    return f"relevance {f.satisfied(RELEVANCE)}/{len(RELEVANCE)}, diversity {diversity}"
 
 
 def _num(value: float | None, digits: int) -> str:

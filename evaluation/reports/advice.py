@@ -19,7 +19,9 @@ def advice_content(title: str, settings: Sequence[tuple[str, str]], advice: Mapp
     best = {advice["primary"]}
     rows = tuple(tuple(str(c) for c in row) for row in table["rows"])
     marked = frozenset((i, 0) for i, row in enumerate(rows) if row[0].split(" (")[0] in best)
-    recommendation = Table("Recommendation table", tuple(table["header"]), rows, marked)
+    caption = (f"Recommendation table (significant: run pairs significantly different at alpha = {advice['alpha']};"
+               f" {advice['correlation']} with the primary measure {advice['primary']}; constraints satisfied)")
+    recommendation = Table(caption, tuple(table["header"]), rows, marked)
     tables = [recommendation]
     for name, doc in methods.items():
         view = meta_view(doc)

@@ -52,7 +52,7 @@ def test_html_and_latex_typeset_the_advice_escaped(api: TaskApi, pdflatex: str, 
     assert r.status_code == 200 and r.mimetype == "text/html"
     page = r.get_data(as_text=True)
     assert "<script>" not in page and "&lt;script&gt;" in page and "Web &lt;b&gt;2012&lt;/b&gt;" in page
-    assert "Recommendation table" in page and "Axiomatic profiles" in page
+    assert "Recommendation table (significant: run pairs" in page and "Axiomatic profiles" in page
     from html import escape
     for sentence in doc["advice"]["sentences"]:
         assert escape(sentence, quote=True) in page
@@ -60,6 +60,7 @@ def test_html_and_latex_typeset_the_advice_escaped(api: TaskApi, pdflatex: str, 
     assert r.status_code == 200 and r.mimetype == "application/x-latex"
     pdf, log = compile_pdf(pdflatex, r.get_data(as_text=True), tmp_path)
     assert pdf.startswith(b"%PDF")
+    assert "Overfull \\hbox" not in log, "every table fits the page"
 
 
 def test_every_option_is_honoured_or_refused(api: TaskApi) -> None:

@@ -42,8 +42,8 @@ def test_a_fixed_example_names_the_best_the_ties_and_the_conflict() -> None:
     assert "ERR_IA@20 and NRBP rank the runs as the primary measure does; nDCG@20 ranks them noticeably" in text
     assert "The primary measure alpha_nDCG@20 ranks 2 of 4 on MU and 1 of 4 on discriminative power" in text
     assert advice.table()[0] == ("alpha_nDCG@20 (primary)", "0.8500", "30/45", "66.7%", "1.000",
-                                 "0/5 relevance, 5/5 diversity")
-    assert advice.table()[3][-1] == "5/5 relevance, diversity n/a"
+                                 "relevance 0/5, diversity 5/5")
+    assert advice.table()[3][-1] == "relevance 5/5, diversity n/a"
     document = advice.to_json()
     assert json.loads(json.dumps(document)) == document
     assert document["measures"]["NRBP"]["discriminative_power"] == pytest.approx(24 / 45)
