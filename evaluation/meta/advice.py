@@ -170,35 +170,39 @@ def _sentences(a: Advice) -> list[str]:
         equivalent = [f.measure for f in others if f.tau is not None and f.tau >= EQUIVALENT_TAU]
         different = [f.measure for f in others if f.tau is not None and f.tau <= DIFFERENT_TAU]
         between = [f.measure for f in others if f.tau is not None and DIFFERENT_TAU < f.tau < EQUIVALENT_TAU]
-        parts = [f"{f.measure} {_num(f.tau, 3)}" for f in others]
+        values = [f"{f.measure} {_num(f.tau, 3)}" for f in others]
         sentence = (f"{a.correlation} between each measure's ranking of the runs by mean score and the primary"
-                    f" measure {a.primary}'s: {', '.join(parts)}. By the usual rule of thumb (0.9 or more:"
+                    f" measure {a.primary}'s: {', '.join(values)}. By the usual rule of thumb (0.9 or more:"
                     " equivalent rankings; 0.8 or less: noticeably different)")
-        groups = [(equivalent, "ranks the runs as the primary measure does", "rank the runs as the primary"
-                   " measure does"), (different, "ranks them noticeably differently", "rank them noticeably"
-                                      " differently"), (between, "is in between", "are in between")]
+        groups = [(equivalent, "ranks the runs equivalently", "rank the runs equivalently"),
+                  (different, "ranks them noticeably differently", "rank them noticeably differently"),
+                  (between, "is in between", "are in between")]
         said = [f"{_and(ms)} {one if len(ms) == 1 else many}" for ms, one, many in groups if ms]
         out.append(sentence + (", " + "; ".join(said) if said else ", no correlation is defined") + ".")
     checked = [f for f in a.rows if f.axioms]
     if checked:
         sentence = ("Axiomatic profile (the ten constraints of Amigo et al. 2018, checked on each measure as used"
                     " here, parameters and cutoff included)")
-        if a.most_relevance:
-            sentence += (f": of the five relevance constraints {_and(a.most_relevance)}"
-                         f" {'satisfies' if len(a.most_relevance) == 1 else 'satisfy'} the most"
-                         f" ({by[a.most_relevance[0]].satisfied(RELEVANCE)})")
-        all_diversity = [f.measure for f in checked if f.satisfied(DIVERSITY) == len(DIVERSITY)]
         ad_hoc = [f.measure for f in checked if f.applicable(DIVERSITY) == 0]
-        if a.most_diversity:
-            sentence += (f"; of the five diversity constraints {_and(a.most_diversity)}"
-                         f" {'satisfies' if len(a.most_diversity) == 1 else 'satisfy'} the most"
-                         f" ({by[a.most_diversity[0]].satisfied(DIVERSITY)})")
-            if not all_diversity:
-                sentence += ", and none all five (of the measures in the paper only RBU does)"
+        diverse = [f for f in checked if f.applicable(DIVERSITY)]
+        parts: list[str] = []
+        for group, best, applies in (("relevance", a.most_relevance, [f for f in checked if f.applicable(RELEVANCE)]),
+                                     ("diversity", a.most_diversity, diverse)):
+            if not best:
+                continue
+            count = by[best[0]].satisfied(RELEVANCE if group == "relevance" else DIVERSITY)
+            if len(best) == len(applies) and len(best) > 1:
+                parts.append(f"of the five {group} constraints {_and(best)} each satisfy {count}")
+            else:
+                parts.append(f"of the five {group} constraints {_and(best)}"
+                             f" {'satisfies' if len(best) == 1 else 'satisfy'} the most ({count})")
+        if diverse and not any(f.satisfied(DIVERSITY) == len(DIVERSITY) for f in diverse):
+            parts[-1] += ", and none all five (of the measures in the paper only RBU does)"
         if ad_hoc:
-            sentence += (f"; {_and(ad_hoc)} {'ignores' if len(ad_hoc) == 1 else 'ignore'} intents, so the"
-                         " diversity constraints do not apply")
-        out.append(sentence + ". A profile is a property of the measure, not of these runs.")
+            parts.append(f"{_and(ad_hoc)} {'ignores' if len(ad_hoc) == 1 else 'ignore'} intents, so the diversity"
+                         " constraints do not apply")
+        out.append(sentence + ": " + "; ".join(parts) + ". A profile is a property of the measure, not of these"
+                   " runs.")
     # which measure for what
     if a.best_power and len(a.best_power) < n:
         margin = by[a.best_power[0]].significant - max(f.significant for f in a.rows if f.measure not in
@@ -208,7 +212,7 @@ def _sentences(a: Advice) -> list[str]:
                    f" prefer {_and(a.best_power)}{close}.")
     if a.best_unanimity and len(a.best_unanimity) < n:
         out.append(f"To follow what all the other measures agree on, prefer {_and(a.best_unanimity)}.")
-    if a.most_diversity and len(a.most_diversity) < n:
+    if a.most_diversity and len(a.most_diversity) < sum(1 for f in a.rows if f.applicable(DIVERSITY)):
         out.append(f"For the formal properties of a diversity measure (redundancy, aspect coverage and weights),"
                    f" prefer {_and(a.most_diversity)}.")
     conflict = [m for m in a.best_unanimity if m in a.worst_power and len(a.best_power) < n]
