@@ -138,75 +138,94 @@ def _extremes(values: Mapping[str, float], tie: float) -> tuple[tuple[str, ...],
 
 
 def _sentences(a: Advice) -> list[str]:
+    """What each figure says, then which measure to choose for what, then where the primary measure stands."""
     by = {f.measure: f for f in a.rows}
-    n = len(a.rows)
-    out: list[str] = []
+    out = [_about_unanimity(a, by), *_about_power(a, by), *_about_tau(a), *_about_axioms(a, by)]
+    return out + _choices(a, by) + _primary_ranks(a, by)
+
+
+def _about_unanimity(a: Advice, by: Mapping[str, Figures]) -> str:
+    if not a.best_unanimity:
+        return ("Metric Unanimity is undefined for every measure here: no pair of runs is improved on a topic by all"
+                " the other measures at once.")
+    sentence = (f"Metric Unanimity (Amigo et al., SIGIR 2018) is how often a measure prefers a run on a topic"
+                f" whenever all the other measures here prefer it too: 1 is every time, 0 no more often than"
+                f" chance. Highest: {_best(a.best_unanimity, by, 'unanimity')}")
+    if len(a.best_unanimity) < len(a.rows):
+        sentence += f"; lowest: {_best(a.worst_unanimity, by, 'unanimity')}"
+    return sentence + (". MU rewards agreeing with the other measures of this table; it is not agreement with"
+                       " users.")
+
+
+def _about_power(a: Advice, by: Mapping[str, Figures]) -> list[str]:
     pairs = next((f.pairs for f in a.rows if f.pairs), 0)
-    # what each figure says
-    if a.best_unanimity:
-        sentence = (f"Metric Unanimity (Amigo et al., SIGIR 2018) is how often a measure prefers a run on a topic"
-                    f" whenever all the other measures here prefer it too: 1 is every time, 0 no more often than"
-                    f" chance. Highest: {_best(a.best_unanimity, by, 'unanimity')}")
-        if len(a.best_unanimity) < n:
-            sentence += f"; lowest: {_best(a.worst_unanimity, by, 'unanimity')}"
-        out.append(sentence + ". MU rewards agreeing with the other measures of this table; it is not agreement"
-                   " with users.")
+    if not pairs:
+        return []
+    sentence = (f"Discriminative power (Sakai) is the share of the {pairs} pairs of the {a.runs} runs whose"
+                f" difference a two-sided paired bootstrap test (B = {a.resamples}) finds significant at alpha ="
+                f" {_g(a.alpha)} over these {a.topics} topics. ")
+    if len(a.best_power) < len(a.rows):
+        sentence += f"Most: {_counted(a.best_power, by)}; fewest: {_counted(a.worst_power, by)}"
     else:
-        out.append("Metric Unanimity is undefined for every measure here: no pair of runs is improved on a topic by"
-                   " all the other measures at once.")
-    if pairs:
-        sentence = (f"Discriminative power (Sakai) is the share of the {pairs} pairs of the {a.runs} runs whose"
-                    f" difference a two-sided paired bootstrap test (B = {a.resamples}) finds significant at alpha ="
-                    f" {_g(a.alpha)} over these {a.topics} topics. ")
-        if len(a.best_power) < n:
-            sentence += f"Most: {_counted(a.best_power, by)}; fewest: {_counted(a.worst_power, by)}"
-        else:
-            sentence += f"Every measure finds the same number: {_counted(a.best_power, by)}"
-        out.append(sentence + ". A more discriminative measure separates more runs with the same topics; it does"
-                   f" not show that it measures the right thing. One pair moves it by {100 / pairs:.1f} points, so"
-                   " a difference of a pair or two is no evidence.")
+        sentence += f"Every measure finds the same number: {_counted(a.best_power, by)}"
+    return [sentence + ". A more discriminative measure separates more runs with the same topics; it does not"
+            f" show that it measures the right thing. One pair moves it by {100 / pairs:.1f} points, so a"
+            " difference of a pair or two is no evidence."]
+
+
+def _about_tau(a: Advice) -> list[str]:
     others = [f for f in a.rows if f.measure != a.primary]
-    if others:
-        equivalent = [f.measure for f in others if f.tau is not None and f.tau >= EQUIVALENT_TAU]
-        different = [f.measure for f in others if f.tau is not None and f.tau <= DIFFERENT_TAU]
-        between = [f.measure for f in others if f.tau is not None and DIFFERENT_TAU < f.tau < EQUIVALENT_TAU]
-        values = [f"{f.measure} {_num(f.tau, 3)}" for f in others]
-        sentence = (f"{a.correlation} between each measure's ranking of the runs by mean score and the primary"
-                    f" measure {a.primary}'s: {', '.join(values)}. By the usual rule of thumb (0.9 or more:"
-                    " equivalent rankings; 0.8 or less: noticeably different)")
-        groups = [(equivalent, "ranks the runs equivalently", "rank the runs equivalently"),
-                  (different, "ranks them noticeably differently", "rank them noticeably differently"),
-                  (between, "is in between", "are in between")]
-        said = [f"{_and(ms)} {one if len(ms) == 1 else many}" for ms, one, many in groups if ms]
-        out.append(sentence + (", " + "; ".join(said) if said else ", no correlation is defined") + ".")
+    if not others:
+        return []
+    equivalent = [f.measure for f in others if f.tau is not None and f.tau >= EQUIVALENT_TAU]
+    different = [f.measure for f in others if f.tau is not None and f.tau <= DIFFERENT_TAU]
+    between = [f.measure for f in others if f.tau is not None and DIFFERENT_TAU < f.tau < EQUIVALENT_TAU]
+    values = [f"{f.measure} {_num(f.tau, 3)}" for f in others]
+    sentence = (f"{a.correlation} between each measure's ranking of the runs by mean score and the primary measure"
+                f" {a.primary}'s: {', '.join(values)}. By the usual rule of thumb (0.9 or more: equivalent"
+                " rankings; 0.8 or less: noticeably different)")
+    groups = [(equivalent, "ranks the runs equivalently", "rank the runs equivalently"),
+              (different, "ranks them noticeably differently", "rank them noticeably differently"),
+              (between, "is in between", "are in between")]
+    said = [f"{_and(ms)} {one if len(ms) == 1 else many}" for ms, one, many in groups if ms]
+    return [sentence + (", " + "; ".join(said) if said else ", no correlation is defined") + "."]
+
+
+def _about_axioms(a: Advice, by: Mapping[str, Figures]) -> list[str]:
     checked = [f for f in a.rows if f.axioms]
-    if checked:
-        sentence = ("Axiomatic profile (the ten constraints of Amigo et al. 2018, checked on each measure as used"
-                    " here, parameters and cutoff included)")
-        ad_hoc = [f.measure for f in checked if f.applicable(DIVERSITY) == 0]
-        diverse = [f for f in checked if f.applicable(DIVERSITY)]
-        parts: list[str] = []
-        for group, best, applies in (("relevance", a.most_relevance, [f for f in checked if f.applicable(RELEVANCE)]),
-                                     ("diversity", a.most_diversity, diverse)):
-            if not best:
-                continue
-            count = by[best[0]].satisfied(RELEVANCE if group == "relevance" else DIVERSITY)
-            if len(best) == len(applies) and len(best) > 1:
-                parts.append(f"of the five {group} constraints {_and(best)} each satisfy {count}")
-            else:
-                parts.append(f"of the five {group} constraints {_and(best)}"
-                             f" {'satisfies' if len(best) == 1 else 'satisfy'} the most ({count})")
-        if diverse and not any(f.satisfied(DIVERSITY) == len(DIVERSITY) for f in diverse):
-            parts[-1] += ", and none all five (of the measures in the paper only RBU does)"
-        if ad_hoc:
-            parts.append(f"{_and(ad_hoc)} {'ignores' if len(ad_hoc) == 1 else 'ignore'} intents, so the diversity"
-                         " constraints do not apply")
-        out.append(sentence + ": " + "; ".join(parts) + ". A profile is a property of the measure, not of these"
-                   " runs.")
-    # which measure for what
+    if not checked:
+        return []
+    ad_hoc = [f.measure for f in checked if f.applicable(DIVERSITY) == 0]
+    diverse = [f for f in checked if f.applicable(DIVERSITY)]
+    parts: list[str] = []
+    for group, names, best, applies in (
+            ("relevance", RELEVANCE, a.most_relevance, [f for f in checked if f.applicable(RELEVANCE)]),
+            ("diversity", DIVERSITY, a.most_diversity, diverse)):
+        if not best:
+            continue
+        count = by[best[0]].satisfied(names)
+        if len(best) == len(applies) and len(best) > 1:
+            parts.append(f"of the five {group} constraints {_and(best)} each satisfy {count}")
+        else:
+            parts.append(f"of the five {group} constraints {_and(best)}"
+                         f" {'satisfies' if len(best) == 1 else 'satisfy'} the most ({count})")
+    if diverse and not any(f.satisfied(DIVERSITY) == len(DIVERSITY) for f in diverse):
+        parts[-1] += ", and none all five (of the measures in the paper only RBU does)"
+    if ad_hoc:
+        parts.append(f"{_and(ad_hoc)} {'ignores' if len(ad_hoc) == 1 else 'ignore'} intents, so the diversity"
+                     " constraints do not apply")
+    return ["Axiomatic profile (the ten constraints of Amigo et al. 2018, checked on each measure as used here,"
+            " parameters and cutoff included): " + "; ".join(parts) + ". A profile is a property of the measure,"
+            " not of these runs."]
+
+
+def _choices(a: Advice, by: Mapping[str, Figures]) -> list[str]:
+    """Which measure for which purpose; nothing is recommended on a criterion where every measure ties."""
+    n = len(a.rows)
+    out = []
     if a.best_power and len(a.best_power) < n:
-        margin = by[a.best_power[0]].significant - max(f.significant for f in a.rows if f.measure not in
-                                                       a.best_power)
+        margin = by[a.best_power[0]].significant - max(f.significant for f in a.rows
+                                                       if f.measure not in a.best_power)
         close = f" (ahead by only {margin} pair{'s' if margin > 1 else ''}: close to a tie)" if margin < 3 else ""
         out.append(f"To separate systems reliably with these topics (the official ranking, significance tests),"
                    f" prefer {_and(a.best_power)}{close}.")
@@ -230,16 +249,18 @@ def _sentences(a: Advice) -> list[str]:
     elif decided:
         out.append("No measure is best on both MU and discriminative power: choose by purpose, and publish the"
                    " others beside it.")
-    p = by[a.primary]
+    return out
+
+
+def _primary_ranks(a: Advice, by: Mapping[str, Figures]) -> list[str]:
+    p, n = by[a.primary], len(a.rows)
     ranks = []
     if p.unanimity is not None and math.isfinite(p.unanimity) and a.best_unanimity:
         ranks.append(f"{_rank(p.measure, {f.measure: f.unanimity for f in a.rows}, MU_TIE)} of {n} on MU")
     if p.pairs:
         ranks.append(f"{_rank(p.measure, {f.measure: float(f.significant) for f in a.rows if f.pairs}, 0.0)}"
                      f" of {n} on discriminative power")
-    if ranks:
-        out.append(f"The primary measure {a.primary} ranks {' and '.join(ranks)} (ties share a rank).")
-    return out
+    return [f"The primary measure {a.primary} ranks {' and '.join(ranks)} (ties share a rank)."] if ranks else []
 
 
 def _rank(measure: str, values: Mapping[str, float | None], tie: float) -> int:
