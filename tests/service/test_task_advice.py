@@ -117,3 +117,19 @@ def test_an_organiser_meta_evaluates_its_tasks_runs_and_nobody_else_gains_access
     for collection in (own, task["collection"]):
         _is_problem(api.call("POST", "/v1/meta-evaluations", "erin", json={**body, "collection": collection}),
                     404, "not-found")
+
+
+def test_the_tasks_advice_equals_evalserve_meta_advice_offline(shared_data: Path, tmp_path: Path) -> None:
+    """On the real TREC Web 2012 runs of three teams: the served advice is the CLI's for the same runs and seed."""
+    from tests.service.test_task_meta import _offline, _web2012_task
+
+    made = TaskApi(tmp_path / "service")
+    try:
+        task_id = _web2012_task(made, shared_data)
+        served = made.call("GET", f"/v1/tasks/{task_id}/meta?seed=5", "alice").json["advice"]
+    finally:
+        made.app.extensions["evalserve"].db.dispose()
+    offline = _offline("advice", shared_data, tmp_path, "--seed", "5", "--primary", "nDCG@20")
+    assert served["measures"] == offline["advice"]
+    for key in ("primary", "table", "sentences", "best", "worst", "runs", "topics", "alpha", "resamples"):
+        assert served[key] == offline[key], key
