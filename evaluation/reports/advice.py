@@ -1,5 +1,5 @@
 """The measure advice of a meta-evaluation as a report (HTML or LaTeX through ``evaluation.reports.render``): its
-sentences and recommendation table first, then the tables of the methods it was built from, each measure's
+recommendation table first, then its sentences and the tables of the methods it was built from, each measure's
 definition and its axiomatic profile as the advice read it. Computes nothing: everything is in the document."""
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ def advice_content(title: str, settings: Sequence[tuple[str, str]], advice: Mapp
     caption = (f"Recommendation table (significant: run pairs significantly different at alpha = {advice['alpha']};"
                f" {advice['correlation']} with the primary measure {advice['primary']}; constraints satisfied)")
     recommendation = Table(caption, tuple(table["header"]), rows, marked)
-    tables = [recommendation]
+    tables: list[Table] = []
     for name, doc in methods.items():
         view = meta_view(doc)
         tables += [Table(f"{name}: {view.note}" if view.note else name, t.header, t.rows) for t in
@@ -35,8 +35,8 @@ def advice_content(title: str, settings: Sequence[tuple[str, str]], advice: Mapp
         title=title,
         settings=tuple(settings),
         warnings=(),
-        scores=None,
-        results=Section("Measure advice", tuple(advice["sentences"]), tuple(tables)),
+        scores=Section("Measure advice", (), (recommendation,)),
+        results=Section("What the figures say", tuple(advice["sentences"]), tuple(tables)),
         significance=None,
         measures=tuple(_info(m, _canonical(m)) for m in measures),
         axioms=axioms,

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.browser import chromium  # noqa: F401
 from tests.latex import compile_pdf, pdflatex  # noqa: F401
 from tests.service.test_api import _file, _is_problem
 from tests.service.test_tasks import QRELS, TaskApi, _three_teams
@@ -133,3 +134,25 @@ def test_the_tasks_advice_equals_evalserve_meta_advice_offline(shared_data: Path
     assert served["measures"] == offline["advice"]
     for key in ("primary", "table", "sentences", "best", "worst", "runs", "topics", "alpha", "resamples"):
         assert served[key] == offline[key], key
+
+
+def test_the_advice_page_fits_a_normal_window(shared_data: Path, tmp_path: Path,
+                                              chromium: str) -> None:  # noqa: F811
+    """At 1,280 px nothing of the page scrolls sideways: neither the page nor any of its tables."""
+    from tests.browser import dump_dom
+    from tests.service.test_task_meta import _web2012_task
+
+    made = TaskApi(tmp_path / "service")
+    try:
+        task_id = _web2012_task(made, shared_data)
+        page = made.call("GET", f"/v1/tasks/{task_id}/meta?format=html", "alice").get_data(as_text=True)
+    finally:
+        made.app.extensions["evalserve"].db.dispose()
+    probe = ("<script>window.addEventListener('load', () => { const wide = [document.documentElement,"
+             " ...document.querySelectorAll('.scroll')].filter(e => e.scrollWidth > e.clientWidth).length;"
+             " document.body.setAttribute('data-wide', String(wide)); });</script>")
+    measured = page.replace('<meta http-equiv="Content-Security-Policy"', '<meta name="csp-removed"')
+    path = tmp_path / "advice.html"
+    path.write_text(measured.replace("</body>", probe + "</body>"))
+    dom = dump_dom(chromium, path.as_uri(), flags=("--window-size=1280,900", "--virtual-time-budget=2000"))
+    assert 'data-wide="0"' in dom, "something scrolls sideways at 1280 px"
