@@ -43,3 +43,13 @@ def advice_content(title: str, settings: Sequence[tuple[str, str]], advice: Mapp
         axioms_note=_AXIOMS_NOTE,
         constraints=tuple(CONSTRAINT_SUMMARIES.items()),
     )
+
+
+def method_advice_content(doc: Mapping[str, Any]) -> ReportContent:
+    """A report on the document of the ``advice`` method (``evalserve meta advice``, a meta-evaluation job)."""
+    meta = doc["meta"]
+    settings = [("method", "advice"), ("runs", str(meta.get("runs", "-"))), ("topics", str(meta.get("topics", "-"))),
+                ("measures", ", ".join(str(m) for m in meta.get("measures", ()))),
+                ("options", ", ".join(f"{k} = {doc[k]}" for k in ("primary", "resamples", "alpha", "seed",
+                                                                   "correlation")))]
+    return advice_content("Measure advice", settings, {**doc, "measures": doc["advice"]}, {})

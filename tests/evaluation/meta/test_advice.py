@@ -5,6 +5,7 @@ discriminative power is spelled out -- and the ``advice`` method reads the same 
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -15,6 +16,7 @@ from evaluation.meta.advice import DIVERSITY, RELEVANCE, Figures, advise, figure
 from evaluation.meta.methods import run_method
 from evaluation.meta.render import render_text
 from evaluation.meta.table import ScoreTable
+from tests.latex import compile_pdf, pdflatex  # noqa: F401
 
 NAMES = ("alpha_nDCG@20", "ERR_IA@20", "NRBP", "nDCG@20")
 DIVERSE = {c: "violated" for c in RELEVANCE} | {c: "satisfied" for c in DIVERSITY}
@@ -128,3 +130,15 @@ def test_the_advice_method_refuses_an_unknown_primary_measure() -> None:
 
     with pytest.raises(MetaOptionError, match="primary must be one of the measures"):
         run_method("advice", _table(), {"primary": "AP"})
+
+
+def test_the_advice_methods_report_shows_the_table_first_then_the_sentences(pdflatex: str,  # noqa: F811
+                                                                           tmp_path: Path) -> None:
+    from evaluation.reports import render_report
+
+    doc = run_method("advice", _table(), {"resamples": 200, "primary": "NRBP"})
+    page = render_report(doc, "html")
+    assert page.index("Recommendation table") < page.index("What the figures say") < page.index("Axiomatic profiles")
+    assert "NRBP (primary)" in page and doc["sentences"][0].replace("'", "&#x27;") in page
+    pdf, log = compile_pdf(pdflatex, render_report(doc, "latex"), tmp_path)
+    assert pdf.startswith(b"%PDF") and "Overfull \\hbox" not in log
