@@ -161,7 +161,7 @@ def _about_power(a: Advice, by: Mapping[str, Figures]) -> list[str]:
     pairs = next((f.pairs for f in a.rows if f.pairs), 0)
     if not pairs:
         return []
-    sentence = (f"Discriminative power (Sakai) is the share of the {pairs} pairs of the {a.runs} runs whose"
+    sentence = (f"Discriminative power (Sakai) is the share of the {_count(pairs, 'pair')} of the {a.runs} runs whose"
                 f" difference a two-sided paired bootstrap test (B = {a.resamples}) finds significant at alpha ="
                 f" {_g(a.alpha)} over these {a.topics} topics. ")
     if len(a.best_power) < len(a.rows):
@@ -272,14 +272,18 @@ def _rank(measure: str, values: Mapping[str, float | None], tie: float) -> int:
 
 def _best(names: Sequence[str], by: Mapping[str, Figures], what: str) -> str:
     value = getattr(by[names[0]], what)
-    tied = " (tied)" if len(names) > 1 else ""
-    return f"{_and(names)} ({_num(value, 3)}){tied}"
+    tied = "tied, " if len(names) > 1 else ""
+    return f"{_and(names)} ({tied}{_num(value, 3)})"
 
 
 def _counted(names: Sequence[str], by: Mapping[str, Figures]) -> str:
     f = by[names[0]]
     each = "each " if len(names) > 1 else ""
     return f"{_and(names)} ({each}{f.significant} of {f.pairs}, {100 * (f.power or 0):.1f}%)"
+
+
+def _count(n: int, what: str) -> str:
+    return f"{n} {what}{'' if n == 1 else 's'}"
 
 
 def _and(names: Sequence[str]) -> str:
