@@ -41,10 +41,6 @@ def build(doc: Mapping[str, Any], *, axioms: bool = True) -> ReportContent:
     profiles out (each costs about a third of a second per measure)."""
     if not isinstance(doc, Mapping) or not isinstance(doc.get("meta"), Mapping):
         raise RequestError("not a result document: it has no meta object")
-    if doc["meta"].get("method") == "advice":  # its own profiles are in the document: nothing to check again
-        from evaluation.reports.advice import method_advice_content
-
-        return method_advice_content(doc)
     if "method" in doc["meta"]:
         return _meta_content(doc, axioms)
     if not isinstance(doc.get("runs"), Mapping):
