@@ -172,6 +172,10 @@ def submit_meta_evaluation(s: Session, st: ServiceState, owner_id: str, admin: b
             raise ServiceError(409, ProblemCode.of_job(source.state), f"evaluation job {source.id} is {source.state};"
                              " meta-evaluate it once it has succeeded")
         evaluated = EvaluationRequest.from_json(source.request)
+        for name, own in (("ties", evaluated.ties), ("topics", evaluated.topics)):
+            if body.get(name) not in (None, own):  # the job's per-topic results are what they are: never ignored
+                raise ServiceError(422, ProblemCode.CONFLICTING_INPUTS, f"evaluation job {source.id} was evaluated"
+                                   f" with {name}={own}; {name}={body[name]} applies to collection and runs only")
         wanted = requested_measures(body["measures"]) if body.get("measures") else []
         measures, unknown = _evaluated_as(wanted, list(evaluated.measures))
         if unknown:
@@ -193,7 +197,8 @@ def submit_meta_evaluation(s: Session, st: ServiceState, owner_id: str, admin: b
         measures = requested_measures(body["measures"])
         collection = _collection_with_runs(s, body["collection"], body["runs"], owner_id, admin)
         request = MetaRequest(body["method"], options, runs=tuple(dict.fromkeys(body["runs"])),
-                              measures=tuple(measures), ties=body["ties"], topics=body["topics"])
+                              measures=tuple(measures), ties=body.get("ties") or "trec",
+                              topics=body.get("topics") or "common")
         job = create_job(s, Job(id=new_id("job"), owner_id=owner_id, collection_id=collection.id,
                                 kind=JobKindName.META, request=request.to_json(), **callback))
     st.queue.publish_after_commit(s, job.id)

@@ -156,3 +156,18 @@ def test_the_advice_page_fits_a_normal_window(shared_data: Path, tmp_path: Path,
     path.write_text(measured.replace("</body>", probe + "</body>"))
     dom = dump_dom(chromium, path.as_uri(), flags=("--window-size=1280,900", "--virtual-time-budget=2000"))
     assert 'data-wide="0"' in dom, "something scrolls sideways at 1280 px"
+
+
+def test_meta_evaluations_refuse_policies_an_evaluation_job_would_ignore(api: TaskApi) -> None:
+    """``ties``/``topics`` apply to runs evaluated first; with an evaluation job they are its own, or refused."""
+    task_id = _three_teams(api)
+    sub = api.call("GET", f"/v1/tasks/{task_id}/submissions", "alice").json[0]
+    job = api.call("GET", f"/v1/tasks/{task_id}/submissions/{sub['id']}", "alice").json["evaluations"][0]["job"]
+    own = api.call("GET", f"/v1/jobs/{job}", "alice").json["request"]
+    other = "rank" if own["ties"] != "rank" else "trec"
+    body = {"method": "unanimity", "evaluation": job}
+    refused = _is_problem(api.call("POST", "/v1/meta-evaluations", "alice", json={**body, "ties": other}), 422,
+                          "conflicting-inputs")
+    assert f"ties={own['ties']}" in refused["detail"]
+    for given in ({}, {"ties": own["ties"], "topics": own["topics"]}):
+        assert api.call("POST", "/v1/meta-evaluations", "alice", json={**body, **given}).status_code == 202
