@@ -1,9 +1,10 @@
 """The measure advice on the TREC Web 2012 diversity replay (issue 30), written to docs/measure-advice.md.
 
 The replay: TREC Web 2012 diversity judgments (``qrels-for-ndeval.txt``, 50 topics), the task's official measures
-alpha-nDCG@20 (primary), ERR-IA@20, NRBP and nDCG@20, and ten teams whose leaderboard shows ten runs: the four
-real TREC Web 2012 runs (Indri query likelihood, ClueWeb09 A/B, with and without the spam filter) and six runs
-derived from them by ``bench/reproduce_meta.py``'s recipes (seed 2018; its README says how). The advice is
+alpha-nDCG@20 (primary), ERR-IA@20, NRBP and nDCG@20, and 26 submissions of ten teams: the four real TREC Web 2012
+runs (Indri query likelihood, ClueWeb09 A/B, with and without the spam filter) and 22 runs derived from them by
+``bench/reproduce_meta.py``'s recipes (seed 2018). The leaderboard shows ten of them, one per team: the real runs
+and the first six derived ones (``selection=latest``); ``selection=all`` takes all 26. The advice is
 ``evalserve meta advice`` on them -- the same methods, options and advice function as ``GET /v1/tasks/{id}/meta``
 on a task showing those runs (tests/service/test_task_advice.py checks that the two agree on real runs).
 
@@ -35,24 +36,26 @@ DEFAULT_OUT = HERE.parent / "docs" / "measure-advice.md"
 MEASURES = ("alpha_nDCG@20", "ERR_IA@20", "NRBP", "nDCG@20")
 PRIMARY = "alpha_nDCG@20"
 SEED = 2018
-#: synthetic runs shown beside the four real ones (ten teams, one run each on the leaderboard)
-SYNTHETIC = 6
+#: synthetic runs submitted beside the four real ones (26 submissions); the leaderboard shows the first ten runs
+SYNTHETIC = 22
+SHOWN = 10
 OPTIONS = {"primary": PRIMARY, "resamples": 1000, "alpha": 0.05, "seed": 0, "correlation": "tau_b"}
 
 
-def replay(data: Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    """The ``advice`` document on the replay's ten runs, and how each run was made."""
+def replay(data: Path) -> tuple[dict[str, Any], dict[str, Any], list[dict[str, Any]]]:
+    """The ``advice`` documents on the ten runs the leaderboard shows (``selection=latest``) and on all 26
+    submissions (``selection=all``), and how each run was made."""
     qrels = read_qrels(data / "trec-web-2009-2014" / "2012" / "qrels-for-ndeval.txt")
     with tempfile.TemporaryDirectory() as tmp:
         runs, described = build_runs(data, Path(tmp), SYNTHETIC, SEED)
     scores = evaluate(qrels, runs, MEASURES, topics="complete")
-    table = ScoreTable.from_run_scores(scores, list(MEASURES))
-    return run_method("advice", table, OPTIONS), described
+    every = ScoreTable.from_run_scores(scores, list(MEASURES))
+    shown = ScoreTable.from_run_scores(scores[:SHOWN], list(MEASURES))
+    return run_method("advice", shown, OPTIONS), run_method("advice", every, OPTIONS), described
 
 
-def markdown(doc: dict[str, Any], described: list[dict[str, Any]]) -> str:
-    """docs/measure-advice.md: how it was made, the table and the sentences, as the code produced them."""
-    table = doc["table"]
+def markdown(latest: dict[str, Any], every: dict[str, Any], described: list[dict[str, Any]]) -> str:
+    """docs/measure-advice.md: how it was made, then each table with its sentences, as the code produced them."""
     lines = [
         "# Measure advice on the TREC Web 2012 diversity replay",
         "",
@@ -63,31 +66,42 @@ def markdown(doc: dict[str, Any], described: list[dict[str, Any]]) -> str:
         "",
         f"The replay: TREC Web 2012 diversity judgments (50 topics), official measures {', '.join(MEASURES)}"
         f" (primary {PRIMARY}),",
-        f"{doc['runs']} runs as a ten-team leaderboard shows them (one per team): the four real TREC Web 2012 runs",
-        "and six derived from them by `bench/reproduce_meta.py`'s recipes (seed 2018). Options: "
+        f"{every['runs']} submissions of ten teams: the four real TREC Web 2012 runs and {SYNTHETIC} derived from"
+        " them by",
+        f"`bench/reproduce_meta.py`'s recipes (seed {SEED}). The leaderboard shows one run per team, the first"
+        f" {SHOWN} below",
+        "(`selection=latest`, the default); `selection=all` meta-evaluates every submission. Options: "
         + ", ".join(f"{k} = {v}" for k, v in OPTIONS.items()) + ".",
-        "",
-        "| run | made as |",
-        "|---|---|",
-        *(f"| {d['name']} | {_recipe(d)} |" for d in described),
-        "",
-        "## The table",
-        "",
-        "| " + " | ".join(table["header"]) + " |",
-        "|" + "|".join("---" if j == 0 else "---:" for j in range(len(table["header"]) - 1)) + "|---|",
-        *("| " + " | ".join(row) + " |" for row in table["rows"]),
         "",
         "MU: Metric Unanimity (spec 8.1); significant: run pairs a paired bootstrap test (B = 1000) finds different",
         "at alpha = 0.05, and power their share (spec 8.3); tau_b: Kendall's tau-b between the measure's ranking of",
         "the runs and the primary measure's (spec 8.5); constraints: the axiomatic constraints each measure satisfies",
         "as used here (docs/axioms.md: ndeval's binary forms of alpha-nDCG, ERR-IA and NRBP fail the graded ones).",
         "",
-        "## The sentences",
+        *_section(f"The leaderboard's {latest['runs']} runs (`selection=latest`)", latest),
+        *_section(f"Every submission: {every['runs']} runs (`selection=all`)", every),
+        "## The runs",
+        "",
+        "| run | shown | made as |",
+        "|---|---|---|",
+        *(f"| {d['name']} | {'yes' if k < SHOWN else 'no'} | {_recipe(d)} |" for k, d in enumerate(described)),
+        "",
+    ]
+    return "\n".join(lines)
+
+
+def _section(title: str, doc: dict[str, Any]) -> list[str]:
+    table = doc["table"]
+    return [
+        f"## {title}",
+        "",
+        "| " + " | ".join(table["header"]) + " |",
+        "|" + "|".join("---" if j == 0 else "---:" for j in range(len(table["header"]) - 1)) + "|---|",
+        *("| " + " | ".join(row) + " |" for row in table["rows"]),
         "",
         *(f"- {s}" for s in doc["sentences"]),
         "",
     ]
-    return "\n".join(lines)
 
 
 def _recipe(d: dict[str, Any]) -> str:

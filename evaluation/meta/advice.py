@@ -227,6 +227,14 @@ def _choices(a: Advice, by: Mapping[str, Figures]) -> list[str]:
         margin = by[a.best_power[0]].significant - max(f.significant for f in a.rows
                                                        if f.measure not in a.best_power)
         close = f" (ahead by only {margin} pair{'s' if margin > 1 else ''}: close to a tie)" if margin < 3 else ""
+        blind = [m for m in a.best_power if by[m].axioms and not by[m].applicable(DIVERSITY)]
+        seeing = {f.measure: float(f.significant) for f in a.rows if f.applicable(DIVERSITY)}
+        if blind and seeing:
+            best_seeing = _extremes(seeing, 0.0)[0]
+            subject = "it" if len(a.best_power) == 1 else _and(blind)
+            close += (f"; {subject} {'ignores' if len(blind) == 1 else 'ignore'} intents: of the measures that"
+                      f" read them, {_counted(best_seeing, by)}"
+                      f" {'is' if len(best_seeing) == 1 else 'are'} the most discriminative")
         out.append(f"To separate systems reliably with these topics (the official ranking, significance tests),"
                    f" prefer {_and(a.best_power)}{close}.")
     if a.best_unanimity and len(a.best_unanimity) < n:
