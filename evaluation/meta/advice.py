@@ -148,9 +148,10 @@ def _about_unanimity(a: Advice, by: Mapping[str, Figures]) -> str:
     if not a.best_unanimity:
         return ("Metric Unanimity is undefined for every measure here: no pair of runs is improved on a topic by all"
                 " the other measures at once.")
-    sentence = (f"Metric Unanimity (Amigo et al., SIGIR 2018) is how often a measure prefers a run on a topic"
-                f" whenever all the other measures here prefer it too: 1 is every time, 0 no more often than"
-                f" chance. Highest: {_best(a.best_unanimity, by, 'unanimity')}")
+    sentence = (f"Metric Unanimity (Amigo et al., SIGIR 2018) says how often a measure prefers one run to another"
+                f" on a topic when none of the other measures here prefers the other (ties count half), as log2 of"
+                f" twice that rate: 1 is every time, 0 no more often than chance. Highest:"
+                f" {_best(a.best_unanimity, by, 'unanimity')}")
     if len(a.best_unanimity) < len(a.rows):
         sentence += f"; lowest: {_best(a.worst_unanimity, by, 'unanimity')}"
     return sentence + (". MU rewards agreeing with the other measures of this table; it is not agreement with"
@@ -161,9 +162,9 @@ def _about_power(a: Advice, by: Mapping[str, Figures]) -> list[str]:
     pairs = next((f.pairs for f in a.rows if f.pairs), 0)
     if not pairs:
         return []
-    sentence = (f"Discriminative power (Sakai) is the share of the {_count(pairs, 'pair')} of the {a.runs} runs whose"
-                f" difference a two-sided paired bootstrap test (B = {a.resamples}) finds significant at alpha ="
-                f" {_g(a.alpha)} over these {a.topics} topics. ")
+    sentence = (f"Discriminative power (Sakai, SIGIR 2006) is the share of the {_count(pairs, 'pair')} of the"
+                f" {a.runs} runs whose difference a two-sided paired bootstrap test (B = {a.resamples}) finds"
+                f" significant at alpha = {_g(a.alpha)} over these {a.topics} topics. ")
     if len(a.best_power) < len(a.rows):
         sentence += f"Most: {_counted(a.best_power, by)}; fewest: {_counted(a.worst_power, by)}"
     else:
@@ -182,8 +183,8 @@ def _about_tau(a: Advice) -> list[str]:
     between = [f.measure for f in others if f.tau is not None and DIFFERENT_TAU < f.tau < EQUIVALENT_TAU]
     values = [f"{f.measure} {_num(f.tau, 3)}" for f in others]
     sentence = (f"{a.correlation} between each measure's ranking of the runs by mean score and the primary measure"
-                f" {a.primary}'s: {', '.join(values)}. By the usual rule of thumb (0.9 or more: equivalent"
-                " rankings; 0.8 or less: noticeably different)")
+                f" {a.primary}'s: {', '.join(values)}. By the rule of thumb Chandar and Carterette cite (0.9 or"
+                " more: equivalent rankings; 0.8 or less: noticeably different)")
     groups = [(equivalent, "ranks the runs equivalently", "rank the runs equivalently"),
               (different, "ranks them noticeably differently", "rank them noticeably differently"),
               (between, "is in between", "are in between")]
@@ -210,7 +211,7 @@ def _about_axioms(a: Advice, by: Mapping[str, Figures]) -> list[str]:
             parts.append(f"of the five {group} constraints {_and(best)}"
                          f" {'satisfies' if len(best) == 1 else 'satisfy'} the most ({count})")
     if diverse and not any(f.satisfied(DIVERSITY) == len(DIVERSITY) for f in diverse):
-        parts[-1] += ", and none all five (of the measures in the paper only RBU does)"
+        parts[-1] += ", and none all five (in the paper's graded forms ERR-IA and RBU do)"
     if ad_hoc:
         parts.append(f"{_and(ad_hoc)} {'ignores' if len(ad_hoc) == 1 else 'ignore'} intents, so the diversity"
                      " constraints do not apply")
