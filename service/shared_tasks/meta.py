@@ -1,7 +1,9 @@
 """Measure advice for a task's organisers: Metric Unanimity, discriminative power and rank correlations of the
 official measures (spec 8.1, 8.3-8.5) over the submissions the leaderboard shows -- each team's chosen or latest
-evaluated one, and the latest baseline -- computed from their stored per-topic results with the same
-``run_method`` as ``evalserve meta``, so the numbers equal the offline ones for the same runs and seed.
+evaluated one, and the latest baseline; ``selection=all``: every evaluated submission -- computed from their
+stored per-topic results with the same ``run_method`` as ``evalserve meta``, so the numbers equal the offline ones
+for the same runs and seed; and the advice read from them (``evaluation.meta.advice``: a table and sentences, with
+each measure's axiomatic profile, checked once per process: about 0.6 s for four measures the first time).
 Computed on an organiser's first request for its options and stored under them with the fingerprint of its inputs
 (``shared_tasks.stored``): a repeated request is served as stored until a submission or a setting changes. Over the
 TREC Web 2012 runs of three teams (50 topics, four measures, 1000 resamples) the computation takes about 15 ms;
