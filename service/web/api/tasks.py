@@ -19,7 +19,9 @@ from evalserve.service.core.lru import TextCache
 from evalserve.service.shared_tasks import services
 from evalserve.service.shared_tasks.access import is_organiser
 from evalserve.service.store.models import JobState, utcnow
+from evalserve.service.web.api import submission_waits
 from evalserve.service.web.api.conditional import if_none_match, not_modified, pending_response
+from evalserve.service.web.api.submission_waits import ETAG_HEADER, SubmissionWaitQuerySchema
 from evalserve.service.web.auth import ANYONE, caller_or_none, current_token, require
 from evalserve.service.web.context import session, state
 from evalserve.service.web.idempotency import idempotent
@@ -212,13 +214,15 @@ class Submissions(MethodView):
 @blp.route("/<string:task_id>/submissions/<string:submission_id>")
 class OneSubmission(MethodView):
     @require("read")
-    @blp.response(200, SubmissionSchema)
+    @blp.arguments(SubmissionWaitQuerySchema, location="query")
+    @blp.response(200, SubmissionSchema, headers=ETAG_HEADER)
+    @blp.alt_response(304, description="If-None-Match names the submission as it is (no body)")
     @blp.alt_response(404, **NOT_FOUND)
-    def get(self, task_id: str, submission_id: str) -> Any:
-        """A submission's state, progress and scores (yours; organisers: any)."""
-        out = services.get_submission(session(), state(), caller_or_none(), task_id, submission_id)
-        headers = {} if out.state in (JobState.SUCCEEDED, JobState.FAILED, JobState.CANCELLED) else {"Retry-After": "1"}
-        return out, 200, headers
+    def get(self, query: dict[str, Any], task_id: str, submission_id: str) -> Any:
+        """A submission's state, progress and scores (yours; organisers: any). ``?wait=SECONDS`` long-polls as for
+        a job: the answer comes as soon as the submission's evaluation moves on or ends (or differs from the
+        submission your ``If-None-Match`` names), or after the wait; ``304`` when it is still the one you have."""
+        return submission_waits.answer(task_id, submission_id, query["wait"])
 
     @require("submit")
     @blp.arguments(SubmissionPatchSchema)
