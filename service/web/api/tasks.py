@@ -16,6 +16,7 @@ from werkzeug.http import http_date
 
 from evalserve.service.core.etags import etag_of, matches
 from evalserve.service.core.lru import TextCache
+from evalserve.service.shared_tasks import callbacks as participant_callbacks
 from evalserve.service.shared_tasks import services
 from evalserve.service.shared_tasks.access import is_organiser
 from evalserve.service.store.models import JobState, utcnow
@@ -42,6 +43,7 @@ from evalserve.service.web.task_schemas import (
     SubmissionListQuerySchema,
     SubmissionPatchSchema,
     SubmissionSchema,
+    SubmittedSchema,
     TaskInSchema,
     TaskMetaQuerySchema,
     TaskMetaSchema,
@@ -186,7 +188,7 @@ class Submissions(MethodView):
     @idempotent
     @blp.arguments(TaskSubmissionFormSchema, location="form")
     @blp.arguments(TaskSubmissionFilesSchema, location="files")
-    @blp.response(202, SubmissionSchema)
+    @blp.response(202, SubmittedSchema)
     @blp.alt_response(403, **FORBIDDEN)
     @blp.alt_response(404, **NOT_FOUND)
     @blp.alt_response(409, schema=ProblemSchema, content_type=PROBLEM_JSON,
@@ -200,15 +202,19 @@ class Submissions(MethodView):
     @blp.alt_response(503, **UPLOADS_BUSY)
     def post(self, form: dict[str, Any], files: dict[str, Any], task_id: str) -> Any:
         """Submit a run (multipart field ``run``) with a description: checked against the deadline (UTC, at
-        arrival) and your quota, validated, stored and queued for evaluation with the official measures."""
+        arrival) and your quota, validated, stored and queued for evaluation with the official measures. With a
+        ``callback_url``, what you may see of the submission is POSTed there when its evaluation ends."""
         arrival = utcnow()
         upload = files["run"]
         data = upload.read()
         check_upload(files=1, stored=[data], jobs=1)
+        callback = participant_callbacks.callback_columns(state().settings, form.get("callback_url"))
         sub = services.submit(session(), state(), current_token(), task_id, (upload.filename or "run", data),
                               description=form["description"], baseline=form["baseline"],
-                              phase_name=form.get("phase"), arrival=arrival, run_format=form["run_format"])
-        return sub, 202, {"Location": f"/v1/tasks/{task_id}/submissions/{sub.id}", "Retry-After": "1"}
+                              phase_name=form.get("phase"), arrival=arrival, run_format=form["run_format"],
+                              callback=callback)
+        shown = {**vars(sub), **callback} if callback else sub
+        return shown, 202, {"Location": f"/v1/tasks/{task_id}/submissions/{sub.id}", "Retry-After": "1"}
 
 
 @blp.route("/<string:task_id>/submissions/<string:submission_id>")
