@@ -12,6 +12,7 @@ import socket
 import time
 from collections.abc import Callable
 from datetime import datetime, timedelta, timezone
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -168,3 +169,51 @@ def test_per_topic_feedback_reaches_the_callback_and_bad_urls_are_refused(
         refused = bob.post(f"/v1/tasks/{task}/submissions", data={"callback_url": "http://10.0.0.1/hook"},
                            files={"run": ("again.run", RUNS["bob"])})
         assert refused.status_code == 422 and refused.json()["code"] == "webhook-target-refused", refused.text
+
+
+def test_a_participants_callback_is_recorded_on_its_own_budget_with_its_own_view(tmp_path: Path) -> None:
+    """In process: the delivery row of a participant's callback counts against the participant's budget (the
+    fairness caps' ``owner``), not the organiser's who owns the evaluation job; its payload is the participant's
+    view; a submission without a callback records none."""
+    from sqlalchemy import select
+
+    from evalserve.service.access.principal import budget_owner
+    from evalserve.service.store.models import Token, WebhookDelivery
+    from tests.service.test_api import Api
+    from tests.service.test_tasks import TaskApi
+
+    class CallbackApi(TaskApi):
+        def __init__(self, tmp: Path) -> None:
+            Api.__init__(self, tmp, EVALSERVE_WEBHOOK_ALLOW_NETWORKS="127.0.0.1/32")
+            from evalserve.service.access.tokens import create_token
+            from evalserve.service.jobrun.context import WorkerContext
+
+            db = self.app.extensions["evalserve"].db
+            for name in ("carol", "dave"):
+                self.tokens[name] = create_token(db, name, ("read", "submit"))[1]
+            self.ctx = WorkerContext(self.settings, db, self.app.extensions["evalserve"].blobs)
+
+    api = CallbackApi(tmp_path)
+    try:
+        task = api.task()["id"]
+        api.register(task, "bob")
+        api.register(task, "carol")
+        with_callback = api.submit(task, "bob", callback_url="http://127.0.0.1:9/bob")
+        assert with_callback.status_code == 202 and with_callback.json["callback_secret"]
+        assert "callback_secret" not in api.submit(task, "carol", "mid").json
+        refused = api.submit(task, "carol", "poor", callback_url="http://10.1.2.3/x")
+        assert refused.status_code == 422 and refused.json["code"] == "webhook-target-refused"
+        api.work()
+        db = api.app.extensions["evalserve"].db
+        with db.session() as s:
+            rows = list(s.execute(select(WebhookDelivery)).scalars())
+            bob = s.execute(select(Token).where(Token.name == "bob")).scalar_one()
+            assert len(rows) == 1 and rows[0].owner == budget_owner(bob)
+            assert rows[0].event == "submission.finished"
+            payload = rows[0].payload
+        mine = api.call("GET", f"/v1/tasks/{task}/submissions/{with_callback.json['id']}", "bob").json
+        assert {k: payload[k] for k in ("id", "state", "scores", "team")} == \
+            {k: mine[k] for k in ("id", "state", "scores", "team")}
+        assert "per_topic" not in payload and payload["evaluations"][0]["job"] is None
+    finally:
+        api.app.extensions["evalserve"].db.dispose()
