@@ -78,6 +78,13 @@ def test_without_long_polls_the_wait_polls_and_a_fixed_poll_stays_a_poll(scripte
     assert scripted(old).wait_for_submission("task_1", "sub_1")["state"] == "succeeded"
     assert fake_time.sleeps == [0.2] and "wait" not in old.requests[1].url.params, "no ETag: polled"
     fake_time.sleeps.clear()
+    given = Recorder(httpx.Response(200, json=_sub("running"), headers={"ETag": '"a"'}),
+                     _held(fake_time, 0.4, httpx.Response(200, json=_sub("succeeded"), headers={"ETag": '"b"'})))
+    seen: list[dict[str, Any]] = []
+    assert scripted(given).wait_for_submission("task_1", _sub("queued"), on_progress=seen.append)["state"] == \
+        "succeeded"
+    assert [s["state"] for s in seen] == ["queued", "running", "succeeded"], "the given submission is shown first"
+    assert fake_time.sleeps == [] and given.requests[1].headers["If-None-Match"] == '"a"', "then asked at once"
     fixed = Recorder(httpx.Response(200, json=_sub("running"), headers={"ETag": '"a"'}),
                      httpx.Response(200, json=_sub("succeeded"), headers={"ETag": '"b"'}))
     assert scripted(fixed).wait_for_submission("task_1", _sub("queued"), poll=0.5)["state"] == "succeeded"

@@ -397,8 +397,8 @@ class Client:
         if poll is not None:
             return self._poll(path, submission, "submission", progress=on_progress, timeout=timeout, interval=poll)
         # asked at once (the 202 carries no ETag to long-poll with), then held by the server
-        return self._poll(path, ref(submission), "submission", progress=on_progress, timeout=timeout,
-                          long_poll=True)
+        return self._poll(path, submission, "submission", progress=on_progress, timeout=timeout, long_poll=True,
+                          ask_at_once=True)
 
     def per_topic_export(self, task: Ref, *, format: str = "csv", phase: str | None = None,
                          version: int | None = None, selection: str = "latest") -> Any:
@@ -510,13 +510,13 @@ class Client:
 
     def _poll(self, path: str, known: Ref, kind: str, *, progress: ProgressOption, timeout: float | None,
               first_delay: float | None = None, interval: float | None = None, long_poll: bool = False,
-              etag: str | None = None) -> dict[str, Any]:
+              etag: str | None = None, ask_at_once: bool = False) -> dict[str, Any]:
         """GET ``path`` until its ``state`` is final; returns it when it succeeded, raises ``JobFailed`` otherwise
         and ``WaitTimeout`` when ``timeout`` runs out. ``long_poll``: ask the server to hold each GET until the
         object changes (``?wait=``, ``If-None-Match``) whenever the last answer carried an ``ETag``; otherwise
         pauses back off from 0.2 s to 5 s (or are ``interval``) and are never shorter than the last
         ``Retry-After``. ``known``: an id, or the object as last seen (it is reported first, and the first request
-        waits a pause or long-polls)."""
+        waits a pause or long-polls, unless ``ask_at_once``: an object given without its ETag)."""
         callback, done = reporter(progress)
         deadline = None if timeout is None else self._clock() + timeout
         backoff, hint = (POLL_START if interval is None else max(0.0, interval)), first_delay
@@ -529,7 +529,9 @@ class Client:
                 if current is not None and remaining is not None and remaining <= 0:
                     raise WaitTimeout(current, timeout or 0.0, kind=kind)
                 held = self._long_poll_seconds(remaining) if long_poll and etag and current is not None else 0.0
-                if current is not None and held <= 0:  # a known, unfinished object: pause before asking again
+                if ask_at_once:
+                    ask_at_once = False
+                elif current is not None and held <= 0:  # a known, unfinished object: pause before asking again
                     pause = max(backoff, min(hint or 0.0, RETRY_AFTER_MAX))
                     self._sleep(pause if remaining is None else min(pause, remaining))
                     if interval is None:
