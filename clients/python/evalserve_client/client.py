@@ -367,7 +367,7 @@ class Client:
         if not wait:
             return submission
         evaluated = self.wait_for_submission(task, submission["id"], timeout=timeout)
-        shown = {k: submission[k] for k in ("callback_url", "callback_secret") if k in submission}
+        shown: dict[str, Any] = {k: submission[k] for k in ("callback_url", "callback_secret") if k in submission}
         return {**evaluated, **shown}
 
     def task_submission(self, task: Ref, submission: Ref) -> dict[str, Any]:
