@@ -22,6 +22,7 @@ participants of the issue did). For each submission:
     python3 bench/campaign_wait.py                              # embedded default, long-polls
     python3 bench/campaign_wait.py --backend redis-postgres
     python3 bench/campaign_wait.py --wait poll                  # as before issue 30: polling at Retry-After
+    python3 bench/campaign_wait.py --spacing 2                  # teams spread out: no queue for the workers
 """
 
 from __future__ import annotations
@@ -79,11 +80,15 @@ def setup(service: LiveService, data: Path, teams: int) -> tuple[str, list[str]]
 
 
 def team_script(service: LiveService, task: str, token: str, team: int, count: int, first: int, runs: Path,
-                wait: str) -> list[dict[str, Any]]:
-    """One participant's script: its runs submitted one after the other, each waited for."""
+                wait: str, spacing: float, teams: int) -> list[dict[str, Any]]:
+    """One participant's script: its runs submitted one after the other, each waited for; with ``spacing``, the
+    teams start ``spacing / teams`` apart and each pauses ``spacing`` between its submissions."""
     out = []
+    time.sleep(spacing * team / teams)
     with Client(service.url, token) as client:
         for k in range(count):
+            if k:
+                time.sleep(spacing)
             index = first + k
             name = RUNS[index % len(RUNS)]
             started = time.time()
@@ -108,6 +113,9 @@ def main() -> int:
     parser.add_argument("--concurrency", type=int, default=2, help="worker processes")
     parser.add_argument("--api-workers", type=int, default=2, help="gunicorn processes (default 2: as serve starts)")
     parser.add_argument("--wait", choices=("longpoll", "poll"), default="longpoll")
+    parser.add_argument("--spacing", type=float, default=0.0,
+                        help="seconds between a team's submissions, teams starting spread over it (default 0: every"
+                             " script submits at once, its next run as soon as the last is evaluated)")
     args = parser.parse_args()
     data = shared_data_dir()
     runs = data / "trec-web-2012-runs" / "runs"
@@ -123,7 +131,8 @@ def main() -> int:
         began = time.perf_counter()
         with ThreadPoolExecutor(args.teams) as pool:
             scripts = list(pool.map(lambda t: team_script(service, task, tokens[t], t, counts[t], firsts[t], runs,
-                                                          args.wait), range(args.teams)))
+                                                          args.wait, args.spacing, args.teams),
+                                 range(args.teams)))
         wall = time.perf_counter() - began
         outcomes = [o for script in scripts for o in script]
         with Client(service.url, service.token) as organiser:
@@ -144,7 +153,8 @@ def main() -> int:
         return round(percentile(values, q), 3)
 
     summary = {
-        "backend": args.backend, "wait": args.wait, "teams": args.teams, "submissions": len(outcomes),
+        "backend": args.backend, "wait": args.wait, "spacing_s": args.spacing, "teams": args.teams,
+        "submissions": len(outcomes),
         "worker_processes": args.concurrency, "api_workers": args.api_workers, "succeeded": len(outcomes) - len(failed),
         "wall_s": round(wall, 2),
         **{f"{k.removesuffix('_s')}_p50_s": p(v, 0.5) for k, v in column.items()},
