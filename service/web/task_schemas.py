@@ -160,6 +160,11 @@ class TaskSubmissionFormSchema(ma.Schema):
     phase = ma.fields.String(metadata={"description": "default: the phase open now (organisers: any phase)"})
     baseline = ma.fields.Boolean(load_default=False, metadata={"description": "organisers: a baseline run"})
     run_format = run_format_field()
+    callback_url = ma.fields.String(validate=V.Length(min=1, max=2000), metadata={
+        "description": "an http(s) URL POSTed to (event submission.finished) when this submission's evaluation"
+                       " ends, with what you may see of it (your scores; per-topic ones if the task gives per-topic"
+                       " feedback), signed like a webhook with the callback_secret returned in the 202; refused"
+                       " like a webhook URL when its host is not public"})
 
 
 class TaskSubmissionFilesSchema(ma.Schema):
@@ -206,6 +211,14 @@ class SubmissionSchema(ma.Schema):
     scores_hidden_until = ma.fields.DateTime(allow_none=True)
     evaluations = ma.fields.List(ma.fields.Nested(EvaluationStateSchema))
     links = ma.fields.Dict()
+
+
+class SubmittedSchema(SubmissionSchema):
+    """The 202 of a submission: the submission, and its callback's URL and secret (shown this once)."""
+
+    callback_url = ma.fields.String(allow_none=True)
+    callback_secret = ma.fields.String(allow_none=True, metadata={
+        "description": "signs the callback's deliveries (X-Evalserve-Signature); shown only here"})
 
 
 class PerTopicSchema(ma.Schema):

@@ -242,6 +242,7 @@ AS_OTHER_PARTICIPANT: dict[tuple[str, str], int | str] = {
     ("GET", "/v1/tasks/{task_id}/submissions/{submission_id}"): 404,
     ("PATCH", "/v1/tasks/{task_id}/submissions/{submission_id}"): 404,
     ("GET", "/v1/tasks/{task_id}/submissions/{submission_id}/per-topic"): 404,
+    ("GET", "/v1/tasks/{task_id}/per-topic"): 403,
     ("GET", "/v1/tasks/{task_id}/judgments"): 403, ("POST", "/v1/tasks/{task_id}/judgments"): 403,
     ("GET", "/v1/tasks/{task_id}/leaderboard"): "public", ("GET", "/v1/tasks/{task_id}/meta"): 403,
     ("GET", "/v1/tasks/{task_id}/webhooks"): 403, ("POST", "/v1/tasks/{task_id}/webhooks"): 403,

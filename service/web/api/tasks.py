@@ -16,11 +16,14 @@ from werkzeug.http import http_date
 
 from evalserve.service.core.etags import etag_of, matches
 from evalserve.service.core.lru import TextCache
+from evalserve.service.shared_tasks import callbacks as participant_callbacks
 from evalserve.service.shared_tasks import services
 from evalserve.service.shared_tasks.access import is_organiser
 from evalserve.service.shared_tasks.finalise import finalise
 from evalserve.service.store.models import JobState, utcnow
+from evalserve.service.web.api import submission_waits
 from evalserve.service.web.api.conditional import if_none_match, not_modified, pending_response
+from evalserve.service.web.api.submission_waits import ETAG_HEADER, SubmissionWaitQuerySchema
 from evalserve.service.web.auth import ANYONE, caller_or_none, current_token, require
 from evalserve.service.web.context import session, state
 from evalserve.service.web.idempotency import idempotent
@@ -42,6 +45,7 @@ from evalserve.service.web.task_schemas import (
     SubmissionListQuerySchema,
     SubmissionPatchSchema,
     SubmissionSchema,
+    SubmittedSchema,
     TaskInSchema,
     TaskMetaQuerySchema,
     TaskMetaSchema,
@@ -208,7 +212,7 @@ class Submissions(MethodView):
     @idempotent
     @blp.arguments(TaskSubmissionFormSchema, location="form")
     @blp.arguments(TaskSubmissionFilesSchema, location="files")
-    @blp.response(202, SubmissionSchema)
+    @blp.response(202, SubmittedSchema)
     @blp.alt_response(403, **FORBIDDEN)
     @blp.alt_response(404, **NOT_FOUND)
     @blp.alt_response(409, schema=ProblemSchema, content_type=PROBLEM_JSON,
@@ -222,27 +226,33 @@ class Submissions(MethodView):
     @blp.alt_response(503, **UPLOADS_BUSY)
     def post(self, form: dict[str, Any], files: dict[str, Any], task_id: str) -> Any:
         """Submit a run (multipart field ``run``) with a description: checked against the deadline (UTC, at
-        arrival) and your quota, validated, stored and queued for evaluation with the official measures."""
+        arrival) and your quota, validated, stored and queued for evaluation with the official measures. With a
+        ``callback_url``, what you may see of the submission is POSTed there when its evaluation ends."""
         arrival = utcnow()
         upload = files["run"]
         data = upload.read()
         check_upload(files=1, stored=[data], jobs=1)
+        callback = participant_callbacks.callback_columns(state().settings, form.get("callback_url"))
         sub = services.submit(session(), state(), current_token(), task_id, (upload.filename or "run", data),
                               description=form["description"], baseline=form["baseline"],
-                              phase_name=form.get("phase"), arrival=arrival, run_format=form["run_format"])
-        return sub, 202, {"Location": f"/v1/tasks/{task_id}/submissions/{sub.id}", "Retry-After": "1"}
+                              phase_name=form.get("phase"), arrival=arrival, run_format=form["run_format"],
+                              callback=callback)
+        shown = {**vars(sub), **callback} if callback else sub
+        return shown, 202, {"Location": f"/v1/tasks/{task_id}/submissions/{sub.id}", "Retry-After": "1"}
 
 
 @blp.route("/<string:task_id>/submissions/<string:submission_id>")
 class OneSubmission(MethodView):
     @require("read")
-    @blp.response(200, SubmissionSchema)
+    @blp.arguments(SubmissionWaitQuerySchema, location="query")
+    @blp.response(200, SubmissionSchema, headers=ETAG_HEADER)
+    @blp.alt_response(304, description="If-None-Match names the submission as it is (no body)")
     @blp.alt_response(404, **NOT_FOUND)
-    def get(self, task_id: str, submission_id: str) -> Any:
-        """A submission's state, progress and scores (yours; organisers: any)."""
-        out = services.get_submission(session(), state(), caller_or_none(), task_id, submission_id)
-        headers = {} if out.state in (JobState.SUCCEEDED, JobState.FAILED, JobState.CANCELLED) else {"Retry-After": "1"}
-        return out, 200, headers
+    def get(self, query: dict[str, Any], task_id: str, submission_id: str) -> Any:
+        """A submission's state, progress and scores (yours; organisers: any). ``?wait=SECONDS`` long-polls as for
+        a job: the answer comes as soon as the submission's evaluation moves on or ends (or differs from the
+        submission your ``If-None-Match`` names), or after the wait; ``304`` when it is still the one you have."""
+        return submission_waits.answer(task_id, submission_id, query["wait"])
 
     @require("submit")
     @blp.arguments(SubmissionPatchSchema)
