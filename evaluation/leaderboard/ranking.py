@@ -1,8 +1,11 @@
 """Shared-task leaderboards: submissions ranked on a primary measure, with pairwise significance marks.
 
 Every entry brings its own results document (one run, per-topic values); the entries become the runs of one
-``ScoreTable`` over the topics they share, ranked by the primary mean (competition ranks), and every pair is
-tested on the primary measure's per-topic scores with one test and one correction over all pairs.
+``ScoreTable`` over the topics they share, ordered by the primary mean. Only the entries that take a rank
+(:func:`takes_rank`: not a baseline, not flagged ``ranked=False`` -- a disqualified submission, say) get
+competition ranks and significance marks; the others are shown at their score's place with ``rank`` None and never
+push a ranked entry down. On every measure, every pair of ranked entries is tested on its per-topic scores with
+one test and one correction over that measure's pairs.
 """
 
 from __future__ import annotations
@@ -26,13 +29,20 @@ TIE_TOLERANCE = 1e-12
 
 @dataclass(frozen=True)
 class Entry:
-    """One submission: its id, the name people see and its results document (exactly one run inside)."""
+    """One submission: its id, the name people see and its results document (exactly one run inside);
+    ``ranked=False`` shows it without a rank (as a baseline is), whatever the reason (the caller's)."""
 
     key: str
     label: str
     document: Mapping[str, Any]
     baseline: bool = False
     extra: Mapping[str, Any] = field(default_factory=dict)
+    ranked: bool = True
+
+
+def takes_rank(entry: Entry) -> bool:
+    """Whether an entry takes a rank and significance marks: the one rule (baselines never do)."""
+    return entry.ranked and not entry.baseline
 
 
 @dataclass(frozen=True)
@@ -68,9 +78,11 @@ class SignificanceSettings:
 
 @dataclass(frozen=True)
 class Row:
-    """One ranked entry: means per measure, distances to the leader and the baseline, significance marks."""
+    """One row: its rank (None: shown, not ranked), means per measure, distances to the leader and the baseline,
+    significance marks (keys of the rows it is significantly better or worse than: on the primary measure, and on
+    every measure in ``better_than_by_measure``)."""
 
-    rank: int
+    rank: int | None
     key: str
     label: str
     baseline: bool
@@ -81,6 +93,7 @@ class Row:
     worse_than: tuple[str, ...]
     n_topics: int
     extra: dict[str, Any]
+    better_than_by_measure: dict[str, tuple[str, ...]] = field(default_factory=dict)
 
     def as_dict(self) -> dict[str, Any]:
         """The row as JSON-ready values (non-finite numbers as None; ``extra`` as given)."""
@@ -96,6 +109,7 @@ class Row:
             "worse_than": list(self.worse_than),
             "n_topics": self.n_topics,
             "extra": dict(self.extra),
+            "better_than_by_measure": {m: list(keys) for m, keys in self.better_than_by_measure.items()},
         }
 
 
@@ -150,7 +164,8 @@ def rank_entries(
     order: str = "desc",
     significance: SignificanceSettings = SignificanceSettings(),
 ) -> Leaderboard:
-    """Rank the entries on ``primary`` (``desc``: higher is better) and mark significant pairwise differences."""
+    """Rank the entries that take a rank on ``primary`` (``desc``: higher is better), show the others at their
+    score's place unranked, and mark significant pairwise differences between ranked entries on every measure."""
     names = tuple(measures)
     if primary not in names:
         raise OptionError(f"the primary measure {primary!r} is not one of the measures ({', '.join(names)})")
@@ -175,33 +190,60 @@ def rank_entries(
     ordered = [by_key[j] for j in ranked]
     scores = means[:, ranked]  # (measures, entries in rank order)
 
-    better = np.zeros((len(ordered), len(ordered)), dtype=bool)  # better[r, c]: row r beats row c
+    ranking = [i for i, e in enumerate(ordered) if takes_rank(e)]  # positions of the rows that take a rank
+    rank_of = _ranks_among(ranking, [ranks[i] for i in range(len(ordered))])
+    keys_ranked = [ordered[i].key for i in ranking]
+    better = {m: np.zeros((len(ordered), len(ordered)), dtype=bool) for m in names}  # [m][r, c]: r beats c on m
     marks: tuple[PairMark, ...] = ()
-    if len(ordered) >= 2 and len(table.topics) >= 2:
-        marks = _pair_marks(table.measure(primary)[ranked], [e.key for e in ordered], significance, order, better)
+    if len(ranking) >= 2 and len(table.topics) >= 2:
+        for m in names:
+            values = table.measure(m)[[ranked[i] for i in ranking]]
+            within = np.zeros((len(ranking), len(ranking)), dtype=bool)
+            found = _pair_marks(values, keys_ranked, significance, order, within)
+            better[m][np.ix_(ranking, ranking)] = within
+            if m == primary:
+                marks = found
 
     primary_scores = scores[p]
-    best = float(primary_scores[0])
+    leader = ranking[0] if ranking else 0
+    best = float(primary_scores[leader]) if len(ordered) else math.nan
     base_at = [i for i, e in enumerate(ordered) if e.baseline]
     base = float(primary_scores[base_at[0]]) if base_at else None
     rows = []
     for i, e in enumerate(ordered):
         score = float(primary_scores[i])
-        delta_best = 0.0 if ranks[i] == 1 and math.isfinite(score) else score - best
+        rank = rank_of.get(i)
+        delta_best = 0.0 if rank == 1 and math.isfinite(score) else score - best
         rows.append(Row(
-            rank=ranks[i],
+            rank=rank,
             key=e.key,
             label=e.label,
             baseline=e.baseline,
             scores={m: float(scores[k, i]) for k, m in enumerate(names)},
             delta_best=delta_best,
             delta_baseline=None if base is None else score - base,
-            better_than=tuple(ordered[c].key for c in np.flatnonzero(better[i]).tolist()),
-            worse_than=tuple(ordered[c].key for c in np.flatnonzero(better[:, i]).tolist()),
+            better_than=_beaten(better[primary][i], ordered),
+            worse_than=_beaten(better[primary][:, i], ordered),
             n_topics=len(table.topics),
             extra=dict(e.extra),
+            better_than_by_measure={m: _beaten(better[m][i], ordered) for m in names},
         ))
     return Leaderboard(names, primary, order, tuple(rows), significance, table.topics, marks)
+
+
+def _ranks_among(ranking: Sequence[int], groups: Sequence[int]) -> dict[int, int]:
+    """Competition ranks of the rows at ``ranking`` (positions in rank order) counting only those rows: rows of one
+    tie group (the same rank in ``groups``, the order over every row) share a rank."""
+    out: dict[int, int] = {}
+    for n, i in enumerate(ranking):
+        previous = ranking[n - 1] if n else None
+        out[i] = out[previous] if previous is not None and groups[previous] == groups[i] else n + 1
+    return out
+
+
+def _beaten(flags: np.ndarray, ordered: Sequence[Entry]) -> tuple[str, ...]:
+    """The keys of the rows flagged, in rank order."""
+    return tuple(ordered[c].key for c in np.flatnonzero(flags).tolist())
 
 
 def _only_run(entry: Entry) -> Mapping[str, Any]:

@@ -6,6 +6,7 @@ import csv
 import io
 import json
 import math
+from collections.abc import Mapping
 from datetime import date, datetime, time
 from typing import Any
 
@@ -32,31 +33,36 @@ def to_json(board: Leaderboard) -> str:
     return json.dumps(board.as_dict(), indent=2, default=_json_default) + "\n"
 
 
-def to_csv(board: Leaderboard) -> str:
-    """One line per row: values in full precision (``repr``), ``better_than`` as the ranks of the beaten rows."""
+def to_csv(board: Leaderboard, *, constant: Mapping[str, str] | None = None) -> str:
+    """One line per row: values in full precision (``repr``), an empty ``rank`` for a row shown unranked (a
+    baseline), ``better_than`` as the space-separated keys of the rows it beats on the primary measure (keys, not
+    ranks: ranks are ambiguous under ties); ``constant`` adds columns with the same value on every line (a final
+    leaderboard's ``final_at`` and ``final_hash``)."""
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
+    extra = dict(constant or {})
     writer.writerow(["rank", "key", "label", "baseline", *map(safe_cell, board.measures), "delta_best",
-                     "delta_baseline", "better_than"])
-    rank_of = {r.key: r.rank for r in board.rows}
+                     "delta_baseline", "better_than", *map(safe_cell, extra)])
     for r in board.rows:
         writer.writerow([
-            r.rank,
+            "" if r.rank is None else r.rank,
             safe_cell(r.key),
             safe_cell(r.label),
             "true" if r.baseline else "false",
             *(repr(r.scores[m]) for m in board.measures),
             repr(r.delta_best),
             "" if r.delta_baseline is None else repr(r.delta_baseline),
-            " ".join(str(rank_of[k]) for k in r.better_than),
+            " ".join(safe_cell(k) for k in r.better_than),
+            *(safe_cell(v) for v in extra.values()),
         ])
     return out.getvalue()
 
 
-def to_latex(board: Leaderboard, *, digits: int = 4, caption: str | None = None) -> str:
-    """A booktabs ``table``: rank, row letter, system, one column per measure (primary in bold) and the distance
-    to the leader; a primary score carries the letters of the rows it is significantly better than."""
-    letter = {r.key: row_letter(i) for i, r in enumerate(board.rows)}
+def to_latex(board: Leaderboard, *, digits: int = 4, caption: str | None = None, note: str | None = None) -> str:
+    """A booktabs ``table``: rank (a dash for a row shown unranked), row letter (ranked rows only), system, one
+    column per measure (primary in bold) and the distance to the leader; a primary score carries the letters of the
+    rows it is significantly better than; ``note`` (plain text) is added under the significance note."""
+    letter = {r.key: row_letter(i) for i, r in enumerate(r for r in board.rows if r.rank is not None)}
     header = ["Rank", "", "System"]
     header += [rf"\textbf{{{latex_escape(m)}}}" if m == board.primary else latex_escape(m) for m in board.measures]
     header.append(r"$\Delta$ best")
@@ -69,7 +75,8 @@ def to_latex(board: Leaderboard, *, digits: int = 4, caption: str | None = None)
         r"\midrule",
     ]
     for r in board.rows:
-        cells = [str(r.rank), rf"\textsuperscript{{{letter[r.key]}}}",
+        cells = ["--" if r.rank is None else str(r.rank),
+                 rf"\textsuperscript{{{letter[r.key]}}}" if r.key in letter else "",
                  rf"\textit{{{latex_escape(r.label)}}}" if r.baseline else latex_escape(r.label)]
         for m in board.measures:
             cell = _fixed(r.scores[m], digits)
@@ -80,6 +87,8 @@ def to_latex(board: Leaderboard, *, digits: int = 4, caption: str | None = None)
         lines.append(" & ".join(cells) + r" \\")
     lines += [r"\bottomrule", r"\end{tabular}"]
     lines.append(r"\par\smallskip{\footnotesize " + _significance_note(board) + "}")
+    if note is not None:
+        lines.append(r"\par{\footnotesize " + latex_escape(note) + "}")
     if caption is not None:
         lines.append(rf"\caption{{{latex_escape(caption)}}}")
     lines.append(r"\end{table}")
@@ -94,7 +103,7 @@ def _significance_note(board: Leaderboard) -> str:
         f" ({TEST_NAMES[s.test]}, {correction}, $\\alpha = {s.alpha:g}$, {len(board.topics)} topics)."
     )
     if any(r.baseline for r in board.rows):
-        note += " Baseline in italics."
+        note += " Baseline in italics, unranked and not tested."
     return note
 
 

@@ -100,6 +100,8 @@ class ProblemCode(StrEnum):
     TEAM_TAKEN = "team-taken"  # 409: registering under a team name the task already has
     PHASE_NOT_OPEN = "phase-not-open"  # 409: submitting when no phase of the task is open
     PHASE_CLOSED = "phase-closed"  # 409: submitting after the task's last phase closed
+    TASK_FINAL = "task-final"  # 409: any write on a finalised task (submissions, selections, settings, phases, ...)
+    EVALUATIONS_PENDING = "evaluations-pending"  # 409: finalising a task while submissions are being evaluated
     TOO_FEW_SUBMISSIONS = "too-few-submissions"  # 409: measure advice on a task with too few systems to compare
     META_UNAVAILABLE = "meta-unavailable"  # 409: measure advice the stored results cannot give
     INVALID_SIGNIFICANCE = "invalid-significance"  # 422: a task's significance test, correction or alpha is not valid
@@ -109,6 +111,7 @@ class ProblemCode(StrEnum):
     INVALID_PRIMARY_MEASURE = "invalid-primary-measure"  # 422: a primary measure not among the official measures
     INVALID_VISIBILITY = "invalid-visibility"  # 422: a blinded task without blinded_until
     INVALID_REGISTRATION = "invalid-registration"  # 422: registration by code without a registration_code
+    PARQUET_UNAVAILABLE = "parquet-unavailable"  # 422: a Parquet export from a server without pyarrow
 
     @classmethod
     def of_job(cls, state: str) -> ProblemCode:

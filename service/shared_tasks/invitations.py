@@ -21,6 +21,7 @@ from evalserve.service.access.tokens import new_token
 from evalserve.service.core.errors import ServiceError
 from evalserve.service.core.problem_codes import ProblemCode
 from evalserve.service.shared_tasks.access import organised_task
+from evalserve.service.shared_tasks.final import refuse_if_final
 from evalserve.service.shared_tasks.outputs import ParticipantOut
 from evalserve.service.shared_tasks.services import enrol
 from evalserve.service.store.models import Invitation, Task, Token, as_utc, new_id, utcnow
@@ -49,6 +50,7 @@ def create_invitations(s: Session, caller: Token, task_id: str, *, count: int, u
     """``count`` new invitations to the caller's task (organisers only), each for ``uses`` redemptions; a team name
     binds one invitation (``count`` 1) to that team."""
     task = organised_task(s, task_id, caller)
+    refuse_if_final(task)
     if team is not None and count != 1:
         raise ServiceError(422, ProblemCode.INVALID_REQUEST, "an invitation bound to a team is made one at a time"
                            " (count 1)")
@@ -90,6 +92,9 @@ def redeem(s: Session, caller: Token | None, code: str, team: str | None, name: 
     expires = as_utc(row.expires_at)
     if expires is not None and expires <= utcnow():
         raise ServiceError(404, ProblemCode.INVITATION_INVALID, f"this invitation expired at {expires.isoformat()}")
+    task = s.get(Task, row.task_id)
+    assert task is not None
+    refuse_if_final(task)  # before a use of the invitation is taken
     chosen = row.team or team
     if not chosen:
         raise ServiceError(422, ProblemCode.INVALID_REQUEST, "this invitation names no team: send one (\"team\")")
@@ -102,8 +107,6 @@ def redeem(s: Session, caller: Token | None, code: str, team: str | None, name: 
     issued = None
     token = caller
     if token is None:
-        task = s.get(Task, row.task_id)
-        assert task is not None
         made, secret = new_token(s, f"{chosen} ({task.name})", SIGNUP_SCOPES, user_name=name or chosen)
         issued, token = Issued(made, secret), made
     return Redeemed(enrol(s, token, row.task_id, chosen), issued)

@@ -15,6 +15,7 @@ from sqlalchemy.orm import Session
 
 from evalserve.service.core.errors import ServiceError
 from evalserve.service.core.problem_codes import ProblemCode
+from evalserve.service.shared_tasks.final import final_block
 from evalserve.service.shared_tasks.phases import current_phase, task_phases
 from evalserve.service.store.blobs import BlobStore
 from evalserve.service.store.models import (
@@ -95,12 +96,23 @@ def shown(cands: list[Candidate], selection: str) -> list[Candidate]:
     return picked + baselines[-1:]
 
 
+def unranked_reason(c: Candidate) -> str | None:
+    """Why a shown submission takes no rank (None: it takes one): the one rule deciding which rows are ranked
+    (and tested for significance); an unranked row is shown at its score's place and never pushes a team down.
+    A disqualified submission plugs in here with its public reason."""
+    if c.submission.baseline:
+        return "baseline"
+    return None
+
+
 def _entry(c: Candidate, document: dict[str, Any], selection: str, baseline: bool) -> Entry:
     label = c.participant.team if selection == "latest" else f"{c.participant.team} ({c.run.name})"
+    unranked = unranked_reason(c)
     extra = {"submission": c.submission.id, "participant": c.participant.id, "team": c.participant.team,
              "run": c.run.name, "description": c.submission.description,
-             "submitted_at": as_utc(c.submission.submitted_at).isoformat()}
-    return Entry(key=c.submission.id, label=label, document=document, baseline=baseline, extra=extra)
+             "submitted_at": as_utc(c.submission.submitted_at).isoformat(), "unranked": unranked}
+    return Entry(key=c.submission.id, label=label, document=document, baseline=baseline, extra=extra,
+                 ranked=unranked is None)
 
 
 @dataclass(frozen=True)
@@ -136,11 +148,11 @@ def ranked_board(s: Session, blobs: BlobStore, task: Task, phase: Phase | None, 
     entries = []
     for c in picked:
         assert c.job.result_sha256 is not None
-        document = json.loads(blobs.get(s, c.job.result_sha256))
-        entries.append(_entry(c, document, selection, c.submission.baseline))
+        result = json.loads(blobs.get(s, c.job.result_sha256))
+        entries.append(_entry(c, result, selection, c.submission.baseline))
     board = rank_entries(entries, list(task.measures), task.primary_measure, order=task.sort_order,
                          significance=SignificanceSettings(**{k: v for k, v in task.significance.items()}))
-    return TaskLeaderboard(board, {
+    document: dict[str, Any] = {
         "task": {"id": task.id, "name": task.name, "description": task.description},
         "phase": None if phase is None else {"name": phase.name, "opens_at": as_utc(phase.opens_at).isoformat(),
                                              "closes_at": as_utc(phase.closes_at).isoformat()},
@@ -148,5 +160,7 @@ def ranked_board(s: Session, blobs: BlobStore, task: Task, phase: Phase | None, 
         "generated_at": at.isoformat(),
         "selection": selection,
         **board.as_dict(),
-        "pending": pending_count(cands),
-    })
+    }
+    document["final"] = final_block(s, task, version, document)
+    document["pending"] = pending_count(cands)
+    return TaskLeaderboard(board, document)

@@ -87,6 +87,7 @@ class TaskOut:
     current_phase: str | None
     created_at: datetime
     links: dict[str, str]
+    final: dict[str, Any] | None = None
 
 
 def task_outs(s: Session, accesses: Sequence[TaskAccess]) -> list[TaskOut]:
@@ -114,6 +115,7 @@ def _task_out(access: TaskAccess, phases: list[PhaseOut]) -> TaskOut:
         links={"self": f"/v1/tasks/{t.id}", "leaderboard": f"/v1/tasks/{t.id}/leaderboard",
                "html": f"/v1/tasks/{t.id}/leaderboard?format=html", "submissions": f"/v1/tasks/{t.id}/submissions",
                **({"meta": f"/v1/tasks/{t.id}/meta"} if access.organiser else {})},
+        final=None if t.final is None else dict(t.final),
     )
 
 

@@ -24,6 +24,7 @@ from evalserve.service.jobs.kinds import EvaluationRequest
 from evalserve.service.jobs.lifecycle import create_job
 from evalserve.service.jobs.submit import canonical_measures
 from evalserve.service.shared_tasks.access import TaskAccess, organised_task, participating, task_access, task_accesses
+from evalserve.service.shared_tasks.final import refuse_if_final
 from evalserve.service.shared_tasks.meta import served_meta
 from evalserve.service.shared_tasks.outputs import (
     JudgmentsVersionOut,
@@ -211,6 +212,7 @@ def update_task(s: Session, st: ServiceState, token: Token, task_id: str, body: 
     """Change a task's description, visibility, registration, significance or feedback settings (organisers
     only)."""
     task = organised_task(s, task_id, token)
+    refuse_if_final(task)
     for key in ("name", "description", "visibility", "blinded_until", "registration", "registration_code",
                 "per_topic_feedback"):
         if key in body:
@@ -234,7 +236,7 @@ def list_phases(s: Session, st: ServiceState, token: Token | None, task_id: str)
 
 def add_phase(s: Session, st: ServiceState, token: Token, task_id: str, body: dict[str, Any]) -> PhaseOut:
     """Add a phase (organisers only); phases do not overlap and have distinct names. Answered as given."""
-    organised_task(s, task_id, token)
+    refuse_if_final(organised_task(s, task_id, token))
     phases = task_phases(s, task_id)
     phase = new_phase(task_id, body, st.settings.task_default_quota_per_day)
     _unique_names([*phases, phase])
@@ -248,7 +250,7 @@ def add_phase(s: Session, st: ServiceState, token: Token, task_id: str, body: di
 def update_phase(s: Session, st: ServiceState, token: Token, task_id: str, name: str, body: dict[str, Any]) -> PhaseOut:
     """Move a phase's window or change its quotas (organisers only); submissions already taken stay. Answered
     as changed."""
-    organised_task(s, task_id, token)
+    refuse_if_final(organised_task(s, task_id, token))
     phases = task_phases(s, task_id)
     phase = next((p for p in phases if p.name == name), None)
     if phase is None:
@@ -296,6 +298,9 @@ def enrol(s: Session, token: Token, task_id: str, team: str) -> ParticipantOut:
     """Register ``token`` for the task as ``team``, the caller's right to do so checked already (``register``: open
     registration, the code or an organiser; ``invitations.redeem``: an invitation): 409 when the token is registered
     already or the team name is taken."""
+    task = s.get(Task, task_id)
+    assert task is not None
+    refuse_if_final(task)
     existing = s.execute(select(Participant).where(Participant.task_id == task_id,
                                                    Participant.token_id == token.id)).scalar_one_or_none()
     if existing is not None:
@@ -367,7 +372,8 @@ def _submission_phase(s: Session, access: TaskAccess, requested: str | None, at:
 
 def submit(s: Session, st: ServiceState, token: Token, task_id: str, upload: tuple[str, bytes], *,
            description: str = "", baseline: bool = False, phase_name: str | None = None,
-           arrival: datetime | None = None, run_format: str = RunFormat.AUTO) -> SubmissionOut:
+           arrival: datetime | None = None, run_format: str = RunFormat.AUTO,
+           callback: dict[str, Any] | None = None) -> SubmissionOut:
     """Take a participant's run: deadline and quota are checked against the request's arrival time (UTC), the
     run is validated (422 with every problem) and checked to share a topic with the hidden judgments (422
     ``no-topics-scored``, saying no more than that), then stored with its evaluation job in one transaction, and the
@@ -375,6 +381,7 @@ def submit(s: Session, st: ServiceState, token: Token, task_id: str, upload: tup
     at = arrival or utcnow()
     # refuse early, before reading a large upload
     access = participating(s, task_id, token)
+    refuse_if_final(access.task)
     if baseline and not access.organiser:
         raise ServiceError(403, ProblemCode.ORGANISERS_ONLY, "only organisers submit baselines")
     if access.participant is None:
@@ -393,6 +400,7 @@ def submit(s: Session, st: ServiceState, token: Token, task_id: str, upload: tup
               .values(submissions_made=Participant.submissions_made + 1))
     task = s.get(Task, task_id, with_for_update={"read": True})  # a new judgments version waits for us
     assert task is not None
+    refuse_if_final(task)  # finalised meanwhile
     access = task_access(s, task_id, token)
     participant = access.participant
     assert participant is not None  # registrations are never removed
@@ -405,7 +413,7 @@ def submit(s: Session, st: ServiceState, token: Token, task_id: str, upload: tup
                             submitted_at=at)
     s.add(submission)
     s.flush()
-    job_id = _evaluation_job(s, task, submission, run).id
+    job_id = _evaluation_job(s, task, submission, run, callback or {}).id
     st.queue.publish_after_commit(s, job_id)
     s.flush()
     s.expunge(submission)  # answered as it was taken; the rest (the job's state first) as stored
@@ -413,13 +421,15 @@ def submit(s: Session, st: ServiceState, token: Token, task_id: str, upload: tup
     return submission_outs(s, st.blobs, [submission], task_access(s, task_id, token))[0]
 
 
-def _evaluation_job(s: Session, task: Task, submission: Submission, run: RunRecord) -> Job:
+def _evaluation_job(s: Session, task: Task, submission: Submission, run: RunRecord,
+                    callback: dict[str, Any] | None = None) -> Job:
     """A queued job evaluating the submission against the task's current judgments, owned by the organiser (a
-    participant reads its state and scores through the submission, never the per-topic job result)."""
+    participant reads its state and scores through the submission, never the per-topic job result); ``callback``:
+    the participant's callback columns (``shared_tasks.callbacks``)."""
     request = EvaluationRequest((run.id,), tuple(task.measures), task.ties, task.topics, per_topic=True,
                                 task=task.id, submission=submission.id, version=task.version)
     job = create_job(s, Job(id=new_id("job"), owner_id=task.owner_id, collection_id=task.collection_id,
-                            request=request.to_json()))
+                            request=request.to_json(), **(callback or {})))
     s.add(SubmissionEvaluation(submission_id=submission.id, version=task.version, run_id=run.id, job_id=job.id))
     return job
 
@@ -486,6 +496,7 @@ def select_submission(s: Session, st: ServiceState, token: Token, task_id: str, 
                       selected: bool) -> SubmissionOut:
     """A participant picks which of their submissions in a phase the leaderboard shows (one at a time)."""
     access = participating(s, task_id, token)
+    refuse_if_final(access.task)
     sub = s.get(Submission, submission_id)
     if sub is None or sub.task_id != task_id or (
             not access.organiser and (access.participant is None or sub.participant_id != access.participant.id)):
@@ -513,11 +524,12 @@ def new_judgments(s: Session, st: ServiceState, token: Token, task_id: str, form
                   intent_weights: tuple[str, bytes] | None, side: dict[str, tuple[str, bytes]]) -> ReevaluationOut:
     """Install new judgments as the task's next version and queue a re-evaluation of every submission against
     them; earlier versions' evaluations are kept (the history, and leaderboards of older versions)."""
-    organised_task(s, task_id, token)
+    refuse_if_final(organised_task(s, task_id, token))
     # the judgments are checked and stored as a hidden collection, in the same transaction as the new version
     collection = create_collection(s, st, token.id, {**form, "hidden": True}, qrels, intent_weights, side)
     task = s.get(Task, task_id, with_for_update=True)  # submissions in flight finish first
     assert task is not None
+    refuse_if_final(task)  # finalised meanwhile
     task.version += 1
     task.collection_id = collection.id
     task.updated_at = utcnow()

@@ -80,8 +80,9 @@ def meta_key(task_id: str, phase: Phase | None, version: int, options: Mapping[s
 def inputs_of(task: Task, phase: Phase | None, version: int, picked: Sequence[Candidate]) -> str:
     """The fingerprint of everything a stored result shows or was computed from: the task's settings, the phase's
     window and every submission shown (its team, run, description, flags and stored result)."""
+    final = () if task.finalised_at is None else (as_utc(task.finalised_at),)  # a board of a final task says so
     return _digest(
-        task.name, task.description, list(task.measures), task.primary_measure, task.sort_order,
+        *final, task.name, task.description, list(task.measures), task.primary_measure, task.sort_order,
         task.significance, version,
         None if phase is None else (phase.name, as_utc(phase.opens_at), as_utc(phase.closes_at)),
         [(c.submission.id, c.submission.baseline, c.submission.selected, c.submission.description,
@@ -111,13 +112,18 @@ def _store(s: Session, blobs: BlobStore, key: str, kind: str, task_id: str, inpu
 def compute_leaderboard(s: Session, blobs: BlobStore, task: Task, phase: Phase | None, version: int,
                         selection: str, cands: list[Candidate], at: datetime) -> bytes:
     """The leaderboard ranked now (the significance tests run here), as the stored payload: the JSON text the API
-    serves (its ``pending`` 0), the CSV and the LaTeX table."""
+    serves (its ``pending`` 0), the CSV and the LaTeX table; a final board's CSV has the columns ``final_at`` and
+    ``final_hash`` (the same on every line) and its LaTeX table a note saying it is final."""
     board = ranked_board(s, blobs, task, phase, version, selection, cands, at)
     document = {**board.document, "pending": 0}
     text = json.dumps(document, indent=2) + "\n"
     assert text.endswith(f"  {_PENDING}\n}}\n")
-    payload = {"json": text, "csv": to_csv(board.ranked),
-               "latex": to_latex(board.ranked, caption=f"{task.name}: leaderboard")}
+    final = document.get("final")
+    constant = None if final is None else {"final_at": final["at"], "final_hash": final["hash"]}
+    note = None if final is None else (f"Final results (finalised {final['at']}; evalserve {final['evalserve']};"
+                                       f" content hash {final['hash']})")
+    payload = {"json": text, "csv": to_csv(board.ranked, constant=constant),
+               "latex": to_latex(board.ranked, caption=f"{task.name}: leaderboard", note=note)}
     return json.dumps(payload).encode()
 
 
@@ -128,11 +134,18 @@ def refresh_board(s: Session, blobs: BlobStore, task: Task, phase: Phase | None,
     key = leaderboard_key(task.id, phase, version, selection)
     inputs = inputs_of(task, phase, version, shown(cands, selection))
     row = s.get(StoredResult, key)
-    if row is not None and row.inputs == inputs:
+    if row is not None and (row.inputs == inputs or _frozen(task, row)):
         return row
     at = utcnow()
     payload = compute_leaderboard(s, blobs, task, phase, version, selection, cands, at)
     return _store(s, blobs, key, LEADERBOARD, task.id, inputs, payload, at)
+
+
+def _frozen(task: Task, row: StoredResult) -> bool:
+    """A board stored (current) after its task was finalised is never computed again: the final results stay
+    byte for byte what they were, whatever happens to their inputs (writes are refused anyway)."""
+    return (task.finalised_at is not None and row.inputs != STALE
+            and as_utc(row.computed_at) >= as_utc(task.finalised_at))
 
 
 def refresh_task(db: Database, blobs: BlobStore, task_id: str, version: int | None = None,

@@ -18,7 +18,8 @@ from evalserve.service.core.paging import page_of
 from evalserve.service.core.problem_codes import ProblemCode
 from evalserve.service.core.state import ServiceState
 from evalserve.service.shared_tasks.access import organised_task
-from evalserve.service.store.models import WEBHOOK_EVENTS, Token, Webhook, WebhookDelivery, new_id
+from evalserve.service.shared_tasks.final import refuse_if_final
+from evalserve.service.store.models import WEBHOOK_EVENTS, Task, Token, Webhook, WebhookDelivery, new_id
 from evalserve.service.store.unit_of_work import after_commit
 from evalserve.service.webhooks import delivery as webhooks
 from evalserve.service.webhooks import targets as webhook_targets
@@ -45,7 +46,7 @@ def list_webhooks(s: Session, st: ServiceState, token: Token | None, task_id: st
 def add_webhook(s: Session, st: ServiceState, token: Token | None, task_id: str, body: dict[str, Any]) -> Webhook:
     """Add a webhook for the events asked (in their canonical order); the answer shows its secret, once."""
     events = [e for e in WEBHOOK_EVENTS if e in body["events"]]
-    organised_task(s, task_id, token)  # a stranger learns nothing about targets before this
+    refuse_if_final(organised_task(s, task_id, token))  # a stranger learns nothing about targets before this
     try:
         webhook_targets.check(body["url"], st.settings.webhook_allow_networks)
     except webhook_targets.TargetError as exc:
@@ -69,7 +70,11 @@ def one_webhook(s: Session, st: ServiceState, token: Token | None, task_id: str,
 
 def delete_webhook(s: Session, st: ServiceState, token: Token | None, task_id: str, webhook_id: str) -> None:
     """Deactivate the webhook: nothing more is sent to it; its delivery log is kept."""
-    _webhook(s, token, task_id, webhook_id).active = False
+    hook = _webhook(s, token, task_id, webhook_id)
+    task = s.get(Task, task_id)
+    assert task is not None
+    refuse_if_final(task)
+    hook.active = False
 
 
 def list_deliveries(s: Session, st: ServiceState, token: Token | None, task_id: str, webhook_id: str,

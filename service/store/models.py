@@ -293,6 +293,10 @@ class Task(Base):
     per_topic_feedback: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
     updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    #: when the organisers finalised the task (``shared_tasks.final``): from then on every write is refused
+    finalised_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+    #: the final record: the final leaderboard's content hash, evalserve version, judgments' SHA-256, measures
+    final: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)
 
 
 class TaskVersion(Base):

@@ -1,5 +1,8 @@
 """Server-rendered HTML of a shared-task leaderboard: one self-contained page (inline CSS, no JavaScript, no
-external assets) for people looking at a public leaderboard in a browser.
+external assets) for people looking at a public leaderboard in a browser. It fits 1,280 px without a horizontal
+scroll for up to eight measures, shows baselines (and any other unranked row) without a rank, lets the reader
+choose the measure whose significance marks are shown (CSS-only radio buttons), and says when the results are
+final.
 
 The input is the leaderboard document the API serves as JSON (the engine's ``Leaderboard.as_dict()`` inside the
 service envelope); :func:`render_leaderboard_html` turns it into a view model here and lets the Jinja2 template
@@ -17,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
+from markupsafe import Markup, escape
 
 from evalserve.service.store.models import SortOrder
 from evaluation.leaderboard.render import CORRECTION_NAMES, TEST_NAMES, row_letter
@@ -41,20 +45,24 @@ class Moment:
 
 @dataclass(frozen=True)
 class Column:
-    """One measure column of the table."""
+    """One measure column of the table; ``marks_width``: the widest significance marks in it (characters)."""
 
+    index: int
     name: str
     primary: bool
+    marks_width: int = 0
 
 
 @dataclass(frozen=True)
 class Score:
-    """One formatted mean; ``marks`` are the letters of the rows it is significantly better than."""
+    """One formatted mean; ``marks`` are the letters of the rows it is significantly better than on its
+    measure (shown when the reader picks that measure's significance)."""
 
     text: str
     primary: bool
     marks: str
     marks_title: str
+    index: int = 0
 
 
 @dataclass(frozen=True)
@@ -72,6 +80,7 @@ class RowView:
     delta_best: str
     delta_baseline: str
     submitted: Moment | None
+    unranked: str | None = None  # why the row has no rank ("baseline", a disqualification's reason, ...)
 
 
 def render_leaderboard_html(document: Mapping[str, Any], *, meta_link: str | None = None) -> str:
@@ -88,7 +97,7 @@ def _environment() -> Environment:
     this file, not with ``PackageLoader("service")``: under pytest ``tests/service`` (a package whose parent is
     not) is imported as ``service`` too, and that loader would look there.
     """
-    return Environment(
+    env = Environment(
         loader=FileSystemLoader(TEMPLATES),
         autoescape=True,
         undefined=StrictUndefined,
@@ -96,6 +105,15 @@ def _environment() -> Environment:
         lstrip_blocks=True,
         keep_trailing_newline=True,
     )
+    env.filters["breakable"] = breakable
+    return env
+
+
+def breakable(name: str) -> Markup:
+    """A measure name (escaped) that may wrap before ``@`` and after ``_`` (``alpha_nDCG@20``: "alpha_", "nDCG",
+    "@20"), never inside a word: narrow measure columns keep their headers readable."""
+    text = str(escape(name))
+    return Markup(text.replace("@", "<wbr>@").replace("_", "_<wbr>"))
 
 
 def _context(document: Mapping[str, Any]) -> dict[str, Any]:
@@ -110,8 +128,9 @@ def _context(document: Mapping[str, Any]) -> dict[str, Any]:
     topics = document.get("topics") or ()
     pending = _integer(document.get("pending"))
 
-    legend = _legend(significance) if significance is not None and len(rows) >= 2 else None
-    letters = {str(r.get("key")): row_letter(i) for i, r in enumerate(rows)} if legend else {}
+    ranked = [r for r in rows if r.get("rank") is not None]  # only ranked rows are tested and get letters
+    legend = _legend(significance) if significance is not None and len(ranked) >= 2 else None
+    letters = {str(r.get("key")): row_letter(i) for i, r in enumerate(ranked)} if legend else {}
     views = [_row_view(r, measures, primary, letters) for r in rows]
     name = str(task.get("name") or task.get("id") or "Shared task")
     n_topics = len(topics) if isinstance(topics, Sequence) else 0
@@ -119,42 +138,69 @@ def _context(document: Mapping[str, Any]) -> dict[str, Any]:
     marks = [s.marks for v in views for s in v.scores if s.primary]
     # the engine tests pairs only over two topics or more; a document without "pairs" says nothing either way
     tested = (bool(pairs) or any(marks)) if pairs is not None else n_topics >= 2
+    widths = [max((len(v.scores[i].marks) for v in views), default=0) for i in range(len(measures))]
+    final = _final_view(_mapping(document.get("final"))) if document.get("final") is not None else None
     return {
-        "title": f"{name} leaderboard",
+        "title": f"{name} {'final ' if final else ''}leaderboard",
         "task_name": name,
         "description": str(task.get("description") or ""),
         "phase": _phase_view(phase),
         "version": document.get("version"),
         "generated": _moment(document.get("generated_at")),
         "selection": document.get("selection"),
-        "columns": [Column(m, m == primary) for m in measures],
+        "columns": [Column(i, m, m == primary, widths[i]) for i, m in enumerate(measures)],
         "primary": primary,
+        "primary_index": measures.index(primary) if primary in measures else 0,
         "order": order,
         "n_topics": n_topics,
         "rows": views,
         "show_baseline": any(r.get("delta_baseline") is not None for r in rows),
         "legend": legend,
         "tested": tested,
-        "any_marks": any(marks),
-        "marks_width": max((len(m) for m in marks), default=0),
+        "any_marks": any(s.marks for v in views for s in v.scores),
+        "marks_width": max(widths, default=0),
+        "any_unranked": any(v.unranked for v in views),
         "pending": pending,
+        "final": final,
     }
 
 
-def _row_view(row: Mapping[str, Any], measures: Sequence[str], primary: str, letters: Mapping[str, str]) -> RowView:
-    """Format one leaderboard row; only the primary score carries significance marks."""
-    extra = _mapping(row.get("extra"))
-    raw_scores = _mapping(row.get("scores"))
-    beaten = [letters[str(k)] for k in row.get("better_than") or () if str(k) in letters]
+def _final_view(final: Mapping[str, Any]) -> dict[str, Any]:
+    """The banner of a final leaderboard: when, its content hash, the evalserve version, the judgments' digest
+    and what each measure is."""
+    measures = [_mapping(m) for m in final.get("measures") or ()]
+    return {"at": _moment(final.get("at")), "hash": str(final.get("hash") or ""),
+            "evalserve": str(final.get("evalserve") or ""), "judgments": str(final.get("judgments_sha256") or ""),
+            "measures": [{"measure": str(m.get("measure") or m.get("name") or ""),
+                          "summary": str(m.get("summary") or ""), "reference": str(m.get("reference") or "")}
+                         for m in measures]}
+
+
+def _marks(keys: Any, letters: Mapping[str, str]) -> tuple[str, str]:
+    """The letters of the rows ``keys`` names (row order) and their tooltip."""
+    beaten = [letters[str(k)] for k in keys or () if str(k) in letters]
     beaten.sort(key=lambda letter: (len(letter), letter))  # row order: a … z, aa …
     separator = "" if all(len(letter) == 1 for letter in beaten) else ","
-    marks = separator.join(beaten)
     title = f"significantly better than row{'s' if len(beaten) > 1 else ''} {', '.join(beaten)}" if beaten else ""
-    scores = tuple(
-        Score(_number(raw_scores.get(m)), m == primary, marks if m == primary else "", title if m == primary else "")
-        for m in measures
-    )
+    return separator.join(beaten), title
+
+
+def _row_view(row: Mapping[str, Any], measures: Sequence[str], primary: str, letters: Mapping[str, str]) -> RowView:
+    """Format one leaderboard row with its significance marks on every measure (the primary's from
+    ``better_than``, the others' from ``better_than_by_measure``)."""
+    extra = _mapping(row.get("extra"))
+    raw_scores = _mapping(row.get("scores"))
+    by_measure = _mapping(row.get("better_than_by_measure"))
+    scores = []
+    for i, m in enumerate(measures):
+        keys = row.get("better_than") if m == primary else by_measure.get(m)
+        marks, title = _marks(keys, letters)
+        scores.append(Score(_number(raw_scores.get(m)), m == primary, marks, title, i))
     label = str(row.get("label") or "")
+    baseline = bool(row.get("baseline"))
+    unranked = None
+    if row.get("rank") is None:
+        unranked = str(extra.get("unranked") or ("baseline" if baseline else "unranked"))
     return RowView(
         rank=str(row.get("rank") if row.get("rank") is not None else MISSING),
         key=str(row.get("key") or ""),
@@ -162,11 +208,12 @@ def _row_view(row: Mapping[str, Any], measures: Sequence[str], primary: str, let
         team=str(extra.get("team") or label or MISSING),
         run=str(extra.get("run") or ""),
         description=str(extra.get("description") or ""),
-        baseline=bool(row.get("baseline")),
-        scores=scores,
+        baseline=baseline,
+        scores=tuple(scores),
         delta_best=_delta(row.get("delta_best")),
         delta_baseline=_delta(row.get("delta_baseline")),
         submitted=_moment(extra.get("submitted_at")),
+        unranked=unranked,
     )
 
 

@@ -120,6 +120,26 @@ class TaskSchema(ma.Schema):
     current_phase = ma.fields.String(allow_none=True, metadata={"description": "the phase open now"})
     created_at = ma.fields.DateTime()
     links = ma.fields.Dict()
+    final = ma.fields.Nested(lambda: FinalSchema(), allow_none=True, metadata={
+        "description": "the final record once the organisers finalised the task (POST .../finalise), else null"})
+
+
+class FinalSchema(ma.Schema):
+    """A finalised task's final record (``POST /v1/tasks/{task_id}/finalise``, ``final`` of the task)."""
+
+    at = ma.fields.String(metadata={"description": "when the task was finalised (ISO 8601, UTC)"})
+    hash = ma.fields.String(metadata={"description": "SHA-256 of the final leaderboard's canonical content (docs/api.md"
+                                                     " says how to recompute it)"})
+    evalserve = ma.fields.String(metadata={"description": "the evalserve version that finalised the task"})
+    judgments_sha256 = ma.fields.String(allow_none=True, metadata={"description": "SHA-256 of the qrels file"})
+    measures = ma.fields.List(ma.fields.Dict(), metadata={
+        "description": "each official measure's definition: name, family, cutoff, parameters, formula, reference"})
+    phase = ma.fields.String(allow_none=True, metadata={"description": "the phase of the final leaderboard"})
+    version = ma.fields.Integer(metadata={"description": "the judgments version of the final leaderboard"})
+    selection = ma.fields.String()
+    rows = ma.fields.Integer(metadata={"description": "rows on the final leaderboard (baselines included)"})
+    ranked = ma.fields.Integer(metadata={"description": "rows that take a rank"})
+    leaderboard = ma.fields.String(metadata={"description": "the final leaderboard's URL (path and query)"})
 
 
 class RegistrationSchema(ma.Schema):
@@ -140,6 +160,11 @@ class TaskSubmissionFormSchema(ma.Schema):
     phase = ma.fields.String(metadata={"description": "default: the phase open now (organisers: any phase)"})
     baseline = ma.fields.Boolean(load_default=False, metadata={"description": "organisers: a baseline run"})
     run_format = run_format_field()
+    callback_url = ma.fields.String(validate=V.Length(min=1, max=2000), metadata={
+        "description": "an http(s) URL POSTed to (event submission.finished) when this submission's evaluation"
+                       " ends, with what you may see of it (your scores; per-topic ones if the task gives per-topic"
+                       " feedback), signed like a webhook with the callback_secret returned in the 202; refused"
+                       " like a webhook URL when its host is not public"})
 
 
 class TaskSubmissionFilesSchema(ma.Schema):
@@ -186,6 +211,14 @@ class SubmissionSchema(ma.Schema):
     scores_hidden_until = ma.fields.DateTime(allow_none=True)
     evaluations = ma.fields.List(ma.fields.Nested(EvaluationStateSchema))
     links = ma.fields.Dict()
+
+
+class SubmittedSchema(SubmissionSchema):
+    """The 202 of a submission: the submission, and its callback's URL and secret (shown this once)."""
+
+    callback_url = ma.fields.String(allow_none=True)
+    callback_secret = ma.fields.String(allow_none=True, metadata={
+        "description": "signs the callback's deliveries (X-Evalserve-Signature); shown only here"})
 
 
 class PerTopicSchema(ma.Schema):

@@ -7,6 +7,7 @@ import copy
 import functools
 import http.server
 import math
+import os
 import threading
 import time
 from collections.abc import Iterator
@@ -24,7 +25,7 @@ PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 MEASURES = ["alpha_nDCG@20", "ERR_IA@20", "P@10"]
 
 
-def row(key: str, rank: int, team: str, primary: float | None, *, baseline: bool = False,
+def row(key: str, rank: int | None, team: str, primary: float | None, *, baseline: bool = False,
         better_than: tuple[str, ...] = (), delta_best: float | None = 0.0, delta_baseline: float | None = None,
         others: tuple[float | None, float | None] = (0.4, 0.3), **extra: Any) -> dict[str, Any]:
     """One leaderboard row as the engine writes it (``extra`` as the service fills it)."""
@@ -78,9 +79,9 @@ def realistic() -> dict[str, Any]:
         row("sub_4", 4, '<script>document.title="pwned"</script>', 0.4102, delta_best=-0.1021,
             delta_baseline=0.0380, others=(0.3511, 0.2960), run="x<b>bold</b>",
             description='<img src=x onerror="document.title=\'pwned\'">'),
-        row("sub_5", 5, "organisers", 0.3722, baseline=True, delta_best=-0.1401, delta_baseline=0.0,
+        row("sub_5", None, "organisers", 0.3722, baseline=True, delta_best=-0.1401, delta_baseline=0.0,
             others=(0.3104, 0.2540), run="bm25-baseline", description="BM25, k1=0.9 b=0.4"),
-        row("sub_6", 6, "DFalah", None, delta_best=None, delta_baseline=None, others=(0.1012, 0.1100),
+        row("sub_6", 5, "DFalah", None, delta_best=None, delta_baseline=None, others=(0.1012, 0.1100),
             run="DFalah121A", description="failed on 3 topics"),
     ]
     return document(rows, pending=2)
@@ -127,10 +128,9 @@ def test_rows_in_document_order_with_ranks_teams_runs_and_four_decimals() -> Non
     trs = entries(tree)
     assert [tr.attrs["data-key"] for tr in trs] == ["sub_a", "sub_b", "sub_c", "sub_d"]
     assert headers(tree) == ["Rank", "Team", "Run", "alpha_nDCG@20↑ (primary measure, higher is better)",
-                             "ERR_IA@20", "P@10", "Δ best", "Submitted"]
+                             "ERR_IA@20", "P@10", "Δ best"]
     first = [c.text() for c in cells(trs[0])]
-    assert first == ["1", "a team-a", "team-a-run", "0.5100cd", "0.4000", "0.3000", "0.0000",
-                     "2026-11-20 10:00 UTC"]
+    assert first == ["1", "a team-a", "team-a-run2026-11-20 10:00 UTC", "0.5100cd", "0.4000", "0.3000", "0.0000"]
     assert [c.text() for c in cells(trs[1])][6] == "−0.0400"
     caption = tree.find("caption").text()
     assert caption == ("Ranked by alpha_nDCG@20 (higher is better), latest submission of each participant; "
@@ -164,8 +164,12 @@ def test_significance_letters_and_superscripts() -> None:
     assert marks == ["cd", "d", "", ""]
     assert trs[0].find("sup", class_="sig").attrs["title"] == "significantly better than rows c, d"
     assert trs[1].find("sup", class_="sig").attrs["title"] == "significantly better than row d"
-    # only the primary score is marked
-    assert all(len(tr.find_all("sup")) == 1 for tr in trs)
+    # every measure has its marks (shown one measure at a time: the primary's unless the reader picks another)
+    assert all(len(tr.find_all("sup")) == len(MEASURES) for tr in trs)
+    radios = tree.find("div", class_="board").find_all("input", class_="sig-radio")
+    assert [(r.attrs["value"], "checked" in r.attrs) for r in radios] == [
+        ("alpha_nDCG@20", True), ("ERR_IA@20", False), ("P@10", False)]
+    assert [label.text() for label in tree.find("div", class_="sig-controls").find_all("label")] == MEASURES
     legend = tree.find("p", class_="legend").text()
     assert ("a superscript letter marks a significant improvement over that row: paired t-test, Holm correction, "
             "α = 0.05") in legend
@@ -229,10 +233,10 @@ def test_user_input_is_escaped() -> None:
     tr = entries(tree)[0]
     assert tr.attrs["data-key"] == 'sub_"><script>'
     assert tr.find("th", class_="team").find("span", class_="name").text() == attack
-    assert tr.find("td", class_="run").text() == f"{attack}{attack} & more"
+    assert tr.find("td", class_="run").text() == f"{attack}{attack} & more<b>yesterday</b>"
     assert tree.find("title").text() == f"{attack} task leaderboard"
     assert tree.find("thead").find("th", class_="primary").text().startswith(attack)
-    assert "<b>yesterday</b>" in cells(tr)[-1].text()
+    assert "<b>yesterday</b>" in tr.find("td", class_="run").find("small", class_="when").text()
 
 
 def test_page_is_self_contained() -> None:
@@ -276,7 +280,7 @@ def test_null_and_nan_values_are_dashes() -> None:
     rows[3]["delta_best"] = None
     rows[3]["extra"] = {}
     _, tree = page(document(rows, generated_at=None, version=None))
-    assert [c.text() for c in cells(entries(tree)[3])] == ["4", "d team-d", "–", "–", "–", "–", "–", "–"]
+    assert [c.text() for c in cells(entries(tree)[3])] == ["4", "d team-d", "–", "–", "–", "–", "–"]
     facts = tree.find("dl", class_="facts").text()
     assert "Generated" not in facts and "Judgments" not in facts
 
@@ -288,17 +292,19 @@ def test_baseline_column_only_when_some_row_has_a_baseline_delta() -> None:
     assert not without.find_all("tr", class_="baseline") and not without.find_all("span", class_="badge")
 
     _, tree = page(realistic())
-    assert headers(tree)[-3:] == ["Δ best", "Δ baseline", "Submitted"]
+    assert headers(tree)[-2:] == ["Δ best", "Δ baseline"]
     trs = entries(tree)
     assert all(len(cells(tr)) == len(headers(tree)) for tr in trs)
     assert [tr.attrs["data-key"] for tr in trs if "baseline" in tr.classes] == ["sub_5"]
     assert trs[4].find("span", class_="badge").text() == "baseline"
-    assert [cells(tr)[-2].text() for tr in trs] == ["+0.1401", "+0.1265", "+0.0688", "+0.0380", "0.0000", "–"]
+    assert [cells(tr)[-1].text() for tr in trs] == ["+0.1401", "+0.1265", "+0.0688", "+0.0380", "0.0000", "–"]
+    assert [cells(tr)[0].text() for tr in trs] == ["1", "2", "3", "4", "–", "5"], "the baseline takes no rank"
+    assert cells(trs[4])[0].attrs["title"] == "not ranked: baseline" and not trs[4].find_all("span", class_="letter")
 
 
 def test_submitted_times_are_shown_in_utc() -> None:
     _, tree = page(realistic())
-    assert cells(entries(tree)[1])[-1].text() == "2026-11-21 16:45 UTC"
+    assert entries(tree)[1].find("small", class_="when").text() == "2026-11-21 16:45 UTC"
     assert entries(tree)[1].find("time").attrs["datetime"] == "2026-11-21T16:45:12+00:00"
 
 
@@ -387,6 +393,109 @@ def test_leaderboard_page_in_chromium(chromium: str, served: tuple[Path, str], t
     assert tree.find("title").text() == "TREC Web 2012 diversity leaderboard"
     assert not tree.find_all("script") and not tree.find_all("img")
     assert trs[3].find("th", class_="team").text() == 'd <script>document.title="pwned"</script>'
-    assert trs[0].find("td", class_="primary").text() == "0.5123cdef"
-    assert trs[4].find("th", class_="team").text() == "e organisers baseline"
+    assert trs[0].find("td", class_="primary").text() == "0.5123cde", "the baseline has no letter: not tested"
+    assert trs[4].find("th", class_="team").text() == "organisers baseline"
     assert elapsed < 60, f"three chromium runs took {elapsed:.1f} s"
+
+
+# ---- the layout at desktop widths (issue 30) --------------------------------------------------------------------
+
+#: eight official measures of a diversity task, as TREC Web 2012's organisers reported them
+EIGHT = ["alpha_nDCG@20", "ERR_IA@20", "NRBP", "nDCG@20", "P_IA@20", "MAP_IA", "ERR@20", "P@10"]
+#: TREC Web 2012 teams and run names (the organisers' baselines: the real, long ``ql-results-*`` names)
+WEB2012_RUNS = [
+    ("uogTr", "uogTrA44xi", "xQuAD over Wikipedia-mined aspects, learned interpolation with the ad hoc ranking"),
+    ("ICTNET", "ICTNET12ADR3", "learning to rank, 42 features, diversification by query intent mining"),
+    ("QUT_Para", "QUTparaBline", "baseline: BM25F with spam filtering (Waterloo fusion, percentile 70)"),
+    ("srchvrs", "srchvrs12c09", "Search Overview: proximity, anchor text, PageRank prior"),
+    ("udel", "UDInfoWebENT", "entity-based query expansion with Freebase types"),
+    ("organisers", "ql-results-catb-filtered", "query likelihood on ClueWeb09 category B, spam-filtered"),
+    ("DFalah", "DFalah121A", "divergence from randomness, PL2 with query-independent features"),
+    ("utwente", "utw2012fc1", "federated search over vertical indexes; category-aware fusion"),
+    ("irra", "irra12c", "language model with Dirichlet prior (mu 2500), spam-filtered"),
+    ("autoSTA", "autoSTA", "automatic structured queries"),
+    ("lcm", "lcm4res", "latent concept models over result snippets"),
+    ("Hiei-lab Kyoto University", "HieiLabKU12diversityFinal", "subtopic mining from query logs and Wikipedia"),
+]
+
+
+def eight_measures_document() -> dict[str, Any]:
+    """A final board of twelve submissions (one baseline) over eight measures, with marks on every measure."""
+    rows = []
+    ranked = [key for key, (team, _, _) in zip((f"sub_{i:02d}" for i in range(12)), WEB2012_RUNS)
+              if team != "organisers"]
+    for i, (team, run, description) in enumerate(WEB2012_RUNS):
+        baseline = team == "organisers"
+        key = f"sub_{i:02d}"
+        position = ranked.index(key) if key in ranked else None
+        beaten = ranked[(position or 0) + 3:] if position is not None else []
+        values = [round(0.61 - 0.037 * i - 0.011 * k, 4) for k in range(len(EIGHT))]
+        rows.append({
+            "rank": None if baseline else (position or 0) + 1, "key": key, "label": team, "baseline": baseline,
+            "scores": dict(zip(EIGHT, values)), "delta_best": round(values[0] - 0.61, 4),
+            "delta_baseline": round(values[0] - (0.61 - 0.037 * 5), 4), "better_than": list(beaten),
+            "worse_than": [], "n_topics": 50, "better_than_by_measure": {m: list(beaten) for m in EIGHT},
+            "extra": {"submission": key, "team": team, "run": run, "description": description,
+                      "submitted_at": f"2026-11-{20 + i % 5}T1{i % 10}:0{i % 6}:00+00:00",
+                      "unranked": "baseline" if baseline else None},
+        })
+    doc = document(rows, measures=list(EIGHT), primary=EIGHT[0])
+    doc["task"] = {"id": "task_web2012", "name": "TREC 2012 Web track, diversity task (ClueWeb09)",
+                   "description": "Ten teams, 26 submissions; official measures as in the track overview."}
+    doc["final"] = {"at": "2026-11-27T21:00:00+00:00", "hash": "9f2c" * 16, "evalserve": "0.1.0",
+                    "judgments_sha256": "3a7b" * 16, "measures": [
+                        {"measure": m, "summary": "a diversity measure", "reference": "Clarke et al."} for m in EIGHT]}
+    return doc
+
+
+MEASURE_SCRIPT = """
+document.getElementById('board').addEventListener('load', function () {
+  var d = this.contentDocument, root = d.documentElement, wrap = d.querySelector('.table-wrap');
+  var lines = function (el) {
+    var style = d.defaultView.getComputedStyle(el);
+    return Math.round(el.getBoundingClientRect().height / parseFloat(style.lineHeight));
+  };
+  var out = document.createElement('pre');
+  out.id = 'result';
+  out.textContent = JSON.stringify({
+    scrollWidth: root.scrollWidth, clientWidth: root.clientWidth,
+    wrapScrollWidth: wrap.scrollWidth, wrapClientWidth: wrap.clientWidth,
+    runLines: Array.prototype.map.call(d.querySelectorAll('td.run code'), lines),
+    teamLines: Array.prototype.map.call(d.querySelectorAll('th.team .name'), lines),
+    lastColumnRight: d.querySelector('thead th:last-child').getBoundingClientRect().right
+  });
+  document.body.appendChild(out);
+});
+"""
+
+
+@pytest.mark.parametrize("width", [1280, 1440])
+def test_eight_measures_fit_without_horizontal_scroll(chromium: str, served: tuple[Path, str],  # noqa: F811
+                                                     tmp_path: Path, width: int) -> None:
+    """At 1,280 and 1,440 px, a final board of twelve TREC Web 2012 runs over eight measures has no horizontal
+    scroll (neither the page nor the table's own), run names stay on one line and team names on two at most.
+    ``EVALSERVE_UPDATE_SCREENSHOTS=1`` writes the screenshots docs/api.md shows to docs/img."""
+    import json
+
+    site, base = served
+    (site / "leaderboard.html").write_text(render_leaderboard_html(eight_measures_document()), encoding="utf-8")
+    (site / "harness.html").write_text(
+        '<!DOCTYPE html><html><body style="margin:0">'
+        f'<iframe id="board" src="leaderboard.html" style="border:0;width:{width}px;height:1400px"></iframe>'
+        f"<script>{MEASURE_SCRIPT}</script></body></html>", encoding="utf-8")
+    dom = dump_dom(chromium, f"{base}/harness.html",
+                   flags=(f"--window-size={width + 40},1100", "--virtual-time-budget=10000"))
+    found = parse_html(dom).find("pre", id="result").text()
+    result = json.loads(found)
+    assert result["clientWidth"] == width
+    assert result["scrollWidth"] <= result["clientWidth"], result
+    assert result["wrapScrollWidth"] <= result["wrapClientWidth"], "the table scrolls inside its frame"
+    assert result["lastColumnRight"] <= width, "the delta columns are not clipped"
+    assert max(result["runLines"]) == 1 and len(result["runLines"]) == 12, result
+    assert max(result["teamLines"]) <= 2, result
+    png = tmp_path / f"leaderboard-{width}.png"
+    screenshot(chromium, f"{base}/leaderboard.html", png, width=width, height=1400)
+    assert png.read_bytes().startswith(PNG_SIGNATURE)
+    if os.environ.get("EVALSERVE_UPDATE_SCREENSHOTS") == "1":
+        (ROOT / "docs" / "img").mkdir(exist_ok=True)
+        (ROOT / "docs" / "img" / png.name).write_bytes(png.read_bytes())

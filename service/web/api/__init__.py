@@ -10,9 +10,10 @@ from evalserve.service.web.api import (
     jobs,
     measures,
     runs,
+    task_exports,
     tasks,
     webhooks,
 )
 
 BLUEPRINTS = (health.blp, measures.blp, catalogue.blp, collections.blp, runs.blp, evaluations.blp, jobs.blp, tasks.blp,
-              webhooks.blp, accounts.blp, invitations.blp)
+              webhooks.blp, accounts.blp, invitations.blp, task_exports.blp)

@@ -12,6 +12,7 @@ from flask_smorest import Blueprint
 
 from evalserve.service.shared_tasks import invitations
 from evalserve.service.web.api.accounts import IssuedTokenSchema
+from evalserve.service.web.api.tasks import TASK_FINAL
 from evalserve.service.web.auth import ANYONE, caller_or_none, current_token, require
 from evalserve.service.web.context import session
 from evalserve.service.web.problems import PROBLEM_JSON, ProblemSchema
@@ -76,6 +77,7 @@ class TaskInvitations(MethodView):
     @blp.arguments(NewInvitationsSchema)
     @blp.response(201, NewInvitationSchema(many=True))
     @blp.alt_response(403, schema=ProblemSchema, content_type=PROBLEM_JSON, description="organisers only")
+    @blp.alt_response(409, **TASK_FINAL)
     def post(self, body: dict[str, Any], task_id: str) -> Any:
         """New invitation codes (organisers): ``count`` of them, each for ``uses`` redemptions, expiring or not,
         one bound to a ``team`` if named. The answer holds the codes; they are never shown again."""
@@ -93,7 +95,8 @@ class Redeem(MethodView):
     @blp.alt_response(404, schema=ProblemSchema, content_type=PROBLEM_JSON,
                       description="no such code, or it expired or is used up (invitation-invalid)")
     @blp.alt_response(409, schema=ProblemSchema, content_type=PROBLEM_JSON,
-                      description="the token is registered already, or the team name is taken")
+                      description="the token is registered already, the team name is taken, or the task is"
+                                  " finalised (task-final)")
     def post(self, body: dict[str, Any], code: str) -> Any:
         """Redeem an invitation: with a token, register it for the task as the team; without one, create a user
         and a token (read, submit), register it, and answer with the token, shown once. Counted as a

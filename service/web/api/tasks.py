@@ -17,11 +17,15 @@ from werkzeug.http import http_date
 
 from evalserve.service.core.etags import etag_of, matches
 from evalserve.service.core.lru import TextCache
+from evalserve.service.shared_tasks import callbacks as participant_callbacks
 from evalserve.service.shared_tasks import services
 from evalserve.service.shared_tasks.access import is_organiser
+from evalserve.service.shared_tasks.finalise import finalise
 from evalserve.service.shared_tasks.meta import render_meta
 from evalserve.service.store.models import JobState, utcnow
+from evalserve.service.web.api import submission_waits
 from evalserve.service.web.api.conditional import if_none_match, not_modified, pending_response
+from evalserve.service.web.api.submission_waits import ETAG_HEADER, SubmissionWaitQuerySchema
 from evalserve.service.web.auth import ANYONE, caller_or_none, current_token, require
 from evalserve.service.web.context import session, state
 from evalserve.service.web.idempotency import idempotent
@@ -29,6 +33,7 @@ from evalserve.service.web.leaderboard_html import render_leaderboard_html
 from evalserve.service.web.problems import PROBLEM_JSON, ProblemSchema
 from evalserve.service.web.schemas import CollectionFilesSchema
 from evalserve.service.web.task_schemas import (
+    FinalSchema,
     JudgmentsFormSchema,
     JudgmentsVersionSchema,
     LeaderboardQuerySchema,
@@ -42,6 +47,7 @@ from evalserve.service.web.task_schemas import (
     SubmissionListQuerySchema,
     SubmissionPatchSchema,
     SubmissionSchema,
+    SubmittedSchema,
     TaskInSchema,
     TaskMetaQuerySchema,
     TaskMetaSchema,
@@ -60,6 +66,9 @@ NOT_FOUND = {"schema": ProblemSchema, "content_type": PROBLEM_JSON,
              "description": "no such task (or a private one the caller does not take part in)"}
 FORBIDDEN = {"schema": ProblemSchema, "content_type": PROBLEM_JSON,
              "description": "the caller's role does not allow this (organisers only, or not registered)"}
+#: what every write on a finalised task answers (``shared_tasks.final``)
+TASK_FINAL = {"schema": ProblemSchema, "content_type": PROBLEM_JSON,
+              "description": "the task is finalised: no write is accepted, by anyone (task-final)"}
 
 
 @blp.route("")
@@ -102,10 +111,26 @@ class OneTask(MethodView):
     @blp.response(200, TaskSchema)
     @blp.alt_response(403, **FORBIDDEN)
     @blp.alt_response(404, **NOT_FOUND)
+    @blp.alt_response(409, **TASK_FINAL)
     def patch(self, body: dict[str, Any], task_id: str) -> Any:
         """Change the task's name, description, visibility, registration, significance or per-topic feedback
         settings (organisers)."""
         return services.update_task(session(), state(), current_token(), task_id, body)
+
+
+@blp.route("/<string:task_id>/finalise")
+class Finalise(MethodView):
+    @require("submit")
+    @blp.response(200, FinalSchema)
+    @blp.alt_response(403, **FORBIDDEN)
+    @blp.alt_response(404, **NOT_FOUND)
+    @blp.alt_response(409, schema=ProblemSchema, content_type=PROBLEM_JSON,
+                      description="submissions are still being evaluated (evaluations-pending; Retry-After)")
+    def post(self, task_id: str) -> Any:
+        """Finalise the task (organisers): the final leaderboard is stored with its content hash, the evalserve
+        version, the judgments' SHA-256 and the measures' definitions, and from then on every write on the task
+        is refused (409 ``task-final``) for everyone. Idempotent: a finalised task answers the same record."""
+        return finalise(session(), state(), current_token(), task_id)
 
 
 @blp.route("/<string:task_id>/phases")
@@ -125,6 +150,7 @@ class Phases(MethodView):
     @blp.alt_response(404, **NOT_FOUND)
     @blp.alt_response(422, schema=ProblemSchema, content_type=PROBLEM_JSON,
                       description="closes before it opens, overlaps another phase, name taken")
+    @blp.alt_response(409, **TASK_FINAL)
     def post(self, body: dict[str, Any], task_id: str) -> Any:
         """Add a phase (organisers); phases do not overlap."""
         return services.add_phase(session(), state(), current_token(), task_id, body), 201
@@ -138,6 +164,7 @@ class OnePhase(MethodView):
     @blp.alt_response(403, **FORBIDDEN)
     @blp.alt_response(404, **NOT_FOUND)
     @blp.alt_response(422, schema=ProblemSchema, content_type=PROBLEM_JSON, description="an invalid window")
+    @blp.alt_response(409, **TASK_FINAL)
     def patch(self, body: dict[str, Any], task_id: str, name: str) -> Any:
         """Move a phase's window (extend a deadline, say) or change its quotas (organisers)."""
         return services.update_phase(session(), state(), current_token(), task_id, name, body)
@@ -160,7 +187,8 @@ class Participants(MethodView):
                       description="the task takes participants by code, and none or a wrong one was given")
     @blp.alt_response(404, **NOT_FOUND)
     @blp.alt_response(409, schema=ProblemSchema, content_type=PROBLEM_JSON,
-                      description="already registered, or the team name is taken")
+                      description="already registered, the team name is taken, or the task is finalised"
+                                  " (task-final)")
     @blp.alt_response(429, schema=ProblemSchema, content_type=PROBLEM_JSON,
                       description="too many registration attempts for this task (EVALSERVE_REGISTER_RATE_LIMIT;"
                                   " Retry-After)")
@@ -186,12 +214,12 @@ class Submissions(MethodView):
     @idempotent
     @blp.arguments(TaskSubmissionFormSchema, location="form")
     @blp.arguments(TaskSubmissionFilesSchema, location="files")
-    @blp.response(202, SubmissionSchema)
+    @blp.response(202, SubmittedSchema)
     @blp.alt_response(403, **FORBIDDEN)
     @blp.alt_response(404, **NOT_FOUND)
     @blp.alt_response(409, schema=ProblemSchema, content_type=PROBLEM_JSON,
                       description="no phase is open: the deadline has passed (phase-closed) or the next phase has not"
-                                  " opened (phase-not-open)")
+                                  " opened (phase-not-open); the task is finalised (task-final)")
     @blp.alt_response(422, schema=ProblemSchema, content_type=PROBLEM_JSON,
                       description="the run has errors (all of them listed); nothing is stored")
     @blp.alt_response(429, schema=ProblemSchema, content_type=PROBLEM_JSON,
@@ -200,32 +228,39 @@ class Submissions(MethodView):
     @blp.alt_response(503, **UPLOADS_BUSY)
     def post(self, form: dict[str, Any], files: dict[str, Any], task_id: str) -> Any:
         """Submit a run (multipart field ``run``) with a description: checked against the deadline (UTC, at
-        arrival) and your quota, validated, stored and queued for evaluation with the official measures."""
+        arrival) and your quota, validated, stored and queued for evaluation with the official measures. With a
+        ``callback_url``, what you may see of the submission is POSTed there when its evaluation ends."""
         arrival = utcnow()
         upload = files["run"]
         data = upload.read()
         check_upload(files=1, stored=[data], jobs=1)
+        callback = participant_callbacks.callback_columns(state().settings, form.get("callback_url"))
         sub = services.submit(session(), state(), current_token(), task_id, (upload.filename or "run", data),
                               description=form["description"], baseline=form["baseline"],
-                              phase_name=form.get("phase"), arrival=arrival, run_format=form["run_format"])
-        return sub, 202, {"Location": f"/v1/tasks/{task_id}/submissions/{sub.id}", "Retry-After": "1"}
+                              phase_name=form.get("phase"), arrival=arrival, run_format=form["run_format"],
+                              callback=callback)
+        shown = {**vars(sub), **callback} if callback else sub
+        return shown, 202, {"Location": f"/v1/tasks/{task_id}/submissions/{sub.id}", "Retry-After": "1"}
 
 
 @blp.route("/<string:task_id>/submissions/<string:submission_id>")
 class OneSubmission(MethodView):
     @require("read")
-    @blp.response(200, SubmissionSchema)
+    @blp.arguments(SubmissionWaitQuerySchema, location="query")
+    @blp.response(200, SubmissionSchema, headers=ETAG_HEADER)
+    @blp.alt_response(304, description="If-None-Match names the submission as it is (no body)")
     @blp.alt_response(404, **NOT_FOUND)
-    def get(self, task_id: str, submission_id: str) -> Any:
-        """A submission's state, progress and scores (yours; organisers: any)."""
-        out = services.get_submission(session(), state(), caller_or_none(), task_id, submission_id)
-        headers = {} if out.state in (JobState.SUCCEEDED, JobState.FAILED, JobState.CANCELLED) else {"Retry-After": "1"}
-        return out, 200, headers
+    def get(self, query: dict[str, Any], task_id: str, submission_id: str) -> Any:
+        """A submission's state, progress and scores (yours; organisers: any). ``?wait=SECONDS`` long-polls as for
+        a job: the answer comes as soon as the submission's evaluation moves on or ends (or differs from the
+        submission your ``If-None-Match`` names), or after the wait; ``304`` when it is still the one you have."""
+        return submission_waits.answer(task_id, submission_id, query["wait"])
 
     @require("submit")
     @blp.arguments(SubmissionPatchSchema)
     @blp.response(200, SubmissionSchema)
     @blp.alt_response(404, **NOT_FOUND)
+    @blp.alt_response(409, **TASK_FINAL)
     def patch(self, body: dict[str, Any], task_id: str, submission_id: str) -> Any:
         """Choose this submission for the leaderboard (``{"selected": true}``) instead of your latest."""
         return services.select_submission(session(), state(), current_token(), task_id, submission_id, body["selected"])
@@ -270,6 +305,7 @@ class Judgments(MethodView):
     @blp.alt_response(429, schema=ProblemSchema, content_type=PROBLEM_JSON,
                       description="over the rate limit or the storage quota (Retry-After); nothing is stored")
     @blp.alt_response(503, **UPLOADS_BUSY)
+    @blp.alt_response(409, **TASK_FINAL)
     def post(self, form: dict[str, Any], files: dict[str, Any], task_id: str) -> Any:
         """Install new judgments (multipart, as for a collection) as the next version and re-evaluate every
         submission against them; earlier versions and their results stay (``?version=`` on the leaderboard)."""

@@ -11,6 +11,7 @@ from flask_smorest import Blueprint
 
 from evalserve.service.shared_tasks import webhooks as task_webhooks
 from evalserve.service.store.models import WEBHOOK_EVENTS, DeliveryState
+from evalserve.service.web.api.tasks import TASK_FINAL
 from evalserve.service.web.auth import caller_or_none, require
 from evalserve.service.web.context import session, state
 from evalserve.service.web.idempotency import idempotent
@@ -112,6 +113,7 @@ class Webhooks(MethodView):
                                   " a loopback, private, link-local, multicast or reserved address"
                                   " (webhook-target-refused) or does not resolve (webhook-target-unresolvable), or"
                                   " too many webhooks (too-many-webhooks)")
+    @blp.alt_response(409, **TASK_FINAL)
     def post(self, body: dict[str, Any], task_id: str) -> Any:
         """Add a webhook: the task's events are POSTed to ``url``, signed with the secret returned here (once)."""
         hook = task_webhooks.add_webhook(session(), state(), caller_or_none(), task_id, body)
@@ -132,6 +134,7 @@ class OneWebhook(MethodView):
     @blp.response(204)
     @blp.alt_response(403, schema=ProblemSchema, content_type=PROBLEM_JSON, description=ORGANISERS_ONLY)
     @blp.alt_response(404, schema=ProblemSchema, content_type=PROBLEM_JSON, description="no such webhook")
+    @blp.alt_response(409, **TASK_FINAL)
     def delete(self, task_id: str, webhook_id: str) -> Any:
         """Delete the webhook: nothing more is sent to it (pending deliveries fail); its delivery log is kept."""
         task_webhooks.delete_webhook(session(), state(), caller_or_none(), task_id, webhook_id)
