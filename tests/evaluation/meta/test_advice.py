@@ -81,6 +81,9 @@ def test_the_best_and_worst_are_exactly_the_measures_sharing_the_extreme_values(
     if defined:
         top = max(defined.values())
         assert set(advice.best_unanimity) == {m for m, v in defined.items() if v >= top - 1e-9}
+        highest = advice.sentences[0].split("Highest: ")[1]
+        assert highest.startswith(_and(advice.best_unanimity) + (" (tied, " if len(advice.best_unanimity) > 1
+                                                                 else " ("))
     else:
         assert advice.best_unanimity == () and "undefined for every measure" in advice.sentences[0]
     text = " ".join(advice.sentences)
