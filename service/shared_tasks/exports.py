@@ -33,9 +33,10 @@ INSTALL_PARQUET = "pip install 'evalserve[parquet]'"
 
 
 def may_export(access: TaskAccess) -> None:
-    """Who may download a task's per-topic scores: its organisers (the one place to widen it, e.g. to everyone once
-    a task that says so is finalised); 403 ``organisers-only`` otherwise."""
-    if not access.organiser:
+    """Who may download a task's per-topic scores: its organisers, and anyone who can see the task once it is
+    finalised with ``per_topic: public``; 403 ``organisers-only`` otherwise."""
+    final = access.task.final if access.task.finalised_at is not None else None
+    if not access.organiser and not (final and final.get("per_topic") == "public"):
         raise ServiceError(403, ProblemCode.ORGANISERS_ONLY, f"only the organisers of task {access.task.id} may"
                            " export every submission's per-topic scores")
 

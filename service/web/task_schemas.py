@@ -140,6 +140,16 @@ class FinalSchema(ma.Schema):
     rows = ma.fields.Integer(metadata={"description": "rows on the final leaderboard (baselines included)"})
     ranked = ma.fields.Integer(metadata={"description": "rows that take a rank"})
     leaderboard = ma.fields.String(metadata={"description": "the final leaderboard's URL (path and query)"})
+    per_topic = ma.fields.String(metadata={"description": "who may download every submission's per-topic scores"
+                                                          " (GET .../per-topic): organisers, or public"})
+
+
+class FinaliseSchema(ma.Schema):
+    """What the organisers decide when they finalise (an optional body)."""
+
+    per_topic = ma.fields.String(load_default="organisers", validate=V.OneOf(("organisers", "public")), metadata={
+        "description": "organisers (default): the per-topic export stays the organisers'; public: anyone who can"
+                       " see the task may download every shown submission's per-topic scores once it is final"})
 
 
 class RegistrationSchema(ma.Schema):

@@ -324,17 +324,19 @@ class Client:
         path = f"/v1/tasks/{_segment(task)}/phases/{urllib.parse.quote(name, safe='')}"
         return self._json("PATCH", path, json=_jsonable(changes))
 
-    def finalise(self, task: Ref, *, timeout: float | None = FINALISE_WAIT_SECONDS) -> dict[str, Any]:
+    def finalise(self, task: Ref, *, per_topic: str = "organisers",
+                 timeout: float | None = FINALISE_WAIT_SECONDS) -> dict[str, Any]:
         """Finalise your task (organisers): its final leaderboard is stored with a content hash, and every write on
         the task is refused from then on (409 ``task-final``). Returns the final record (``hash``, ``evalserve``,
         ``judgments_sha256``, ``measures``, ``leaderboard``...); finalising a final task returns the same record.
         While submissions are still being evaluated (409 ``evaluations-pending``) it asks again after Retry-After,
-        for at most ``timeout`` seconds (None: asks once)."""
+        for at most ``timeout`` seconds (None: asks once). ``per_topic="public"`` lets anyone who can see the task
+        download every submission's per-topic scores (``per_topic_export``) once it is final."""
         path = f"/v1/tasks/{_segment(task)}/finalise"
         deadline = None if timeout is None else self._clock() + timeout
         while True:
             try:
-                return self._json("POST", path)
+                return self._json("POST", path, json={"per_topic": per_topic})
             except ApiError as exc:
                 if exc.code != "evaluations-pending" or deadline is None or self._clock() >= deadline:
                     raise

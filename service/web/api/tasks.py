@@ -33,6 +33,7 @@ from evalserve.service.web.leaderboard_html import render_leaderboard_html
 from evalserve.service.web.problems import PROBLEM_JSON, ProblemSchema
 from evalserve.service.web.schemas import CollectionFilesSchema
 from evalserve.service.web.task_schemas import (
+    FinaliseSchema,
     FinalSchema,
     JudgmentsFormSchema,
     JudgmentsVersionSchema,
@@ -121,16 +122,19 @@ class OneTask(MethodView):
 @blp.route("/<string:task_id>/finalise")
 class Finalise(MethodView):
     @require("submit")
+    @blp.arguments(FinaliseSchema, required=False)
     @blp.response(200, FinalSchema)
     @blp.alt_response(403, **FORBIDDEN)
     @blp.alt_response(404, **NOT_FOUND)
     @blp.alt_response(409, schema=ProblemSchema, content_type=PROBLEM_JSON,
                       description="submissions are still being evaluated (evaluations-pending; Retry-After)")
-    def post(self, task_id: str) -> Any:
+    def post(self, body: dict[str, Any], task_id: str) -> Any:
         """Finalise the task (organisers): the final leaderboard is stored with its content hash, the evalserve
         version, the judgments' SHA-256 and the measures' definitions, and from then on every write on the task
-        is refused (409 ``task-final``) for everyone. Idempotent: a finalised task answers the same record."""
-        return finalise(session(), state(), current_token(), task_id)
+        is refused (409 ``task-final``) for everyone. ``per_topic: public`` opens the per-topic export to anyone who
+        can see the task. Idempotent: a finalised task answers the same record."""
+        return finalise(session(), state(), current_token(), task_id,
+                        per_topic=(body or {}).get("per_topic", "organisers"))
 
 
 @blp.route("/<string:task_id>/phases")
