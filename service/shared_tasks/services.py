@@ -578,8 +578,10 @@ def leaderboard(s: Session, st: ServiceState, token: Token | None, task_id: str,
 
 
 def meta_evaluation(s: Session, st: ServiceState, token: Token | None, task_id: str, *, phase_name: str | None,
-                    version: int | None, options: dict[str, Any]) -> dict[str, Any]:
+                    version: int | None, options: dict[str, Any], selection: str = "latest") -> dict[str, Any]:
     """Measure advice (organisers): MU, discriminative power and rank correlations of the official measures over
-    the submissions the leaderboard shows (``shared_tasks.meta``), stored under its options and inputs."""
+    the submissions the leaderboard shows (``selection``: or every evaluated one) and the advice built from them
+    (``shared_tasks.meta``), stored under its options and inputs."""
     task = organised_task(s, task_id, token)
-    return served_meta(s, st.blobs, task, phase_name=phase_name, version=version, options=options)
+    return served_meta(s, st.blobs, task, phase_name=phase_name, version=version, options=options,
+                       selection=selection)

@@ -283,6 +283,15 @@ class LeaderboardQuerySchema(ma.Schema):
 
 
 class TaskMetaQuerySchema(ma.Schema):
+    """Every option is honoured; any other query parameter is refused (422), never ignored."""
+
+    class Meta:
+        unknown = ma.RAISE
+
+    format = ma.fields.String(load_default="json", validate=V.OneOf(("json", "html", "latex")), metadata={
+        "description": "json: the document; html: a page; latex: a document pdflatex compiles"})
+    selection = ma.fields.String(load_default="latest", validate=V.OneOf(("latest", "all")), metadata={
+        "description": "latest: the submissions the leaderboard shows; all: every evaluated submission"})
     phase = ma.fields.String(metadata={"description": "default: the phase open now, else the last one"})
     version = ma.fields.Integer(validate=V.Range(1, 1000000),
                                 metadata={"description": "judgments version (default: current)"})
@@ -299,7 +308,8 @@ class TaskMetaSchema(ma.Schema):
     task = ma.fields.Dict(metadata={"description": "{id, name}"})
     phase = ma.fields.Dict(allow_none=True)
     version = ma.fields.Integer()
-    selection = ma.fields.String(metadata={"description": "latest: the submissions the leaderboard shows"})
+    selection = ma.fields.String(metadata={"description": "latest: the submissions the leaderboard shows; all: every"
+                                                          " evaluated one"})
     measures = ma.fields.List(ma.fields.String(), metadata={"description": "the task's official measures"})
     runs = ma.fields.List(ma.fields.Dict(), metadata={
         "description": "the systems compared, named by label in the methods' documents: {label, submission, team,"
@@ -309,5 +319,9 @@ class TaskMetaSchema(ma.Schema):
     methods = ma.fields.Dict(metadata={
         "description": "unanimity, discriminative-power and correlation: each exactly what `evalserve meta METHOD"
                        " --format json` prints for the same per-topic scores"})
+    advice = ma.fields.Dict(metadata={
+        "description": "the measure advice: per measure its MU, significant pairs and discriminative power at alpha,"
+                       " rank correlation with the primary measure and axiomatic profile; the best and worst"
+                       " (ties: every measure sharing the value), the table as strings and the sentences"})
     links = ma.fields.Dict()
     generated_at = ma.fields.String()

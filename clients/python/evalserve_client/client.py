@@ -497,6 +497,37 @@ class Client:
                 return response.text
             self._sleep(min(max(retry_after(response) or 1.0, 0.2), 5.0))
 
+    @overload
+    def measure_advice(self, task: Ref, *, format: Literal["json"] = "json", phase: str | None = None,
+                       version: int | None = None, selection: str = "latest",
+                       **options: float | str) -> dict[str, Any]:
+        ...
+
+    @overload
+    def measure_advice(self, task: Ref, *, format: Literal["html", "latex"], phase: str | None = None,
+                       version: int | None = None, selection: str = "latest", **options: float | str) -> str:
+        ...
+
+    def measure_advice(self, task: Ref, *, format: str = "json", phase: str | None = None,
+                       version: int | None = None, selection: str = "latest",
+                       **options: float | str) -> dict[str, Any] | str:
+        """The task's meta-evaluation with its measure advice (organisers): the JSON document as a dict (the table
+        and sentences under ``advice``), or the HTML page or LaTeX document. ``selection``: ``latest`` (what the
+        leaderboard shows) or ``all`` (every evaluated submission); ``options``: ``resamples``, ``alpha``, ``seed``,
+        ``correlation`` (the server refuses any other with ``ApiError`` 422)."""
+        if format not in ("json", "html", "latex"):
+            raise ValueError(f"unknown measure advice format {format!r}; choose one of json, html, latex")
+        params: dict[str, Any] = {"format": format, "selection": selection, **options}
+        if phase is not None:
+            params["phase"] = phase
+        if version is not None:
+            params["version"] = version
+        response = self._send("GET", f"/v1/tasks/{_segment(task)}/meta", params=params)
+        if format == "json":
+            document: dict[str, Any] = response.json()
+            return document
+        return response.text
+
     # -- the catalogue and health --------------------------------------------------------------------------------
 
     def check_measures(self, measures: Sequence[str]) -> list[Problem]:

@@ -12,6 +12,7 @@ from typing import Any
 from flask import Response, current_app
 from flask.views import MethodView
 from flask_smorest import Blueprint
+from marshmallow import RAISE
 from werkzeug.http import http_date
 
 from evalserve.service.core.etags import etag_of, matches
@@ -20,6 +21,7 @@ from evalserve.service.shared_tasks import callbacks as participant_callbacks
 from evalserve.service.shared_tasks import services
 from evalserve.service.shared_tasks.access import is_organiser
 from evalserve.service.shared_tasks.finalise import finalise
+from evalserve.service.shared_tasks.meta import render_meta
 from evalserve.service.store.models import JobState, utcnow
 from evalserve.service.web.api import submission_waits
 from evalserve.service.web.api.conditional import if_none_match, not_modified, pending_response
@@ -391,16 +393,29 @@ def served_texts() -> TextCache:
 @blp.route("/<string:task_id>/meta")
 class TaskMeta(MethodView):
     @require("read")
-    @blp.arguments(TaskMetaQuerySchema, location="query")
+    @blp.arguments(TaskMetaQuerySchema, location="query", unknown=RAISE)
     @blp.response(200, TaskMetaSchema)
+    @blp.doc(responses={"200": {"description": "the meta-evaluation with the measure advice", "content": {
+        "application/json": {"schema": TaskMetaSchema}, "text/html": {"schema": {"type": "string"}},
+        "application/x-latex": {"schema": {"type": "string"}}}}})
     @blp.alt_response(403, **FORBIDDEN)
     @blp.alt_response(404, **NOT_FOUND)
     @blp.alt_response(409, schema=ProblemSchema, content_type=PROBLEM_JSON,
                       description="fewer than two evaluated submissions to compare (too-few-submissions)")
+    @blp.alt_response(422, schema=ProblemSchema, content_type=PROBLEM_JSON,
+                      description="an option out of range, or a query parameter this operation does not take")
     def get(self, query: dict[str, Any], task_id: str) -> Any:
         """Measure advice (organisers): Metric Unanimity, discriminative power (paired bootstrap) and rank
-        correlations of the official measures over the submissions the leaderboard shows, from their stored
-        per-topic scores -- the numbers ``evalserve meta`` gives offline for the same runs and seed."""
+        correlations of the official measures over the submissions the leaderboard shows (``selection=all``: every
+        evaluated submission), from their stored per-topic scores -- the numbers ``evalserve meta`` gives offline
+        for the same runs and seed -- and the advice built from them: a table (MU, discriminative power at alpha,
+        correlation with the primary measure, axiomatic profile) and sentences on which measure to choose for what.
+        ``format=html`` or ``latex`` typesets the same document."""
         options = {k: query[k] for k in ("resamples", "alpha", "seed", "correlation")}
-        return services.meta_evaluation(session(), state(), caller_or_none(), task_id, phase_name=query.get("phase"),
-                                        version=query.get("version"), options=options)
+        document = services.meta_evaluation(session(), state(), caller_or_none(), task_id,
+                                            phase_name=query.get("phase"), version=query.get("version"),
+                                            options=options, selection=query["selection"])
+        if query["format"] == "json":
+            return document
+        fmt = ResultFormat(query["format"])
+        return Response(render_meta(document, fmt.value), mimetype=fmt.media_type)
