@@ -105,6 +105,49 @@ def _correlation(table: ScoreTable, options: Mapping[str, Any], progress: Progre
             "method": method, "ties": "systems tied in mean score are ordered by name (tau_ap)"}
 
 
+def _advice(table: ScoreTable, options: Mapping[str, Any], progress: Progress | None,
+            sources: Sources | None) -> dict[str, Any]:
+    """Unanimity, discriminative power and the correlation with the primary measure, each as its own method
+    computes it, with each measure's axiomatic profile as used, read into the advice table and its sentences."""
+    from evaluation.meta.advice import advise, figures_from
+
+    primary = options["primary"] or table.measures[0]
+    if not isinstance(primary, str) or primary not in table.measures:
+        raise MetaOptionError(f"advice: primary must be one of the measures ({', '.join(table.measures)}), not"
+                              f" {primary!r}")
+    power_options = {k: options[k] for k in ("resamples", "alpha", "seed")}
+    if progress is not None:
+        progress("unanimity", 0.0)
+    unanimity = _unanimity(table, {"against": (), "strict": False}, None, None)
+    power = _discriminative_power(table, power_options, None if progress is None else (
+        lambda stage, f: progress(stage, 0.1 + 0.7 * f)), None)
+    if progress is not None:
+        progress("correlation and axiomatic profiles", 0.8)
+    correlation = _correlation(table, {"method": options["correlation"]}, None, None)
+    found = advise(figures_from(unanimity, power, correlation, primary, axiom_profiles(table.measures)),
+                   primary=primary, alpha=float(options["alpha"]), resamples=int(options["resamples"]),
+                   runs=len(table.runs), topics=len(table.topics), correlation=str(options["correlation"]))
+    document = found.to_json()
+    return {"advice": document.pop("measures"), **document, "seed": int(options["seed"])}
+
+
+def axiom_profiles(measures: Sequence[str]) -> dict[str, dict[str, str]]:
+    """Each measure's constraint -> status profile as used (its parameters and cutoff), checked once per process
+    (``evaluation.axioms.harness.profiles``); a measure the harness cannot resolve has an empty profile."""
+    from evaluation.axioms.harness import profiles, resolve
+    from evaluation.measures.registry import default_registry
+    from evaluation.problems import EvaluationError
+
+    forms = {}
+    for name in measures:
+        try:
+            forms[name] = resolve(default_registry().parse(name).name)
+        except EvaluationError:
+            continue
+    found = profiles(list(forms.values())) if forms else {}
+    return {name: {c: o.status for c, o in found[form.name].items()} for name, form in forms.items()}
+
+
 def _preference_agreement(table: ScoreTable, options: Mapping[str, Any], progress: Progress | None,
                           sources: Sources | None) -> dict[str, Any]:
     prefs: Sequence[Mapping[str, str]] = options.get("preferences") or ()
@@ -189,6 +232,13 @@ METHODS: dict[str, Method] = {
         Method("correlation", "correlation", "rank correlation of the measures' system rankings (8.5-8.6)",
                (Param("method", "choice", "tau_b", "Kendall tau-a, tau-b, tau_ap (row examined against column as"
                       " gold) or symmetric tau_ap", choices=CORRELATIONS),), _correlation),
+        Method("advice", "advice",
+               "measure advice: Metric Unanimity, discriminative power, correlation with the primary measure and"
+               " axiomatic profile of each measure, with sentences on which to choose for what",
+               (Param("primary", "choice", "", "the measure the others are correlated with (default: the first)"),
+                Param("resamples", "int", 1000, "bootstrap samples B", minimum=1, maximum=100_000), ALPHA, SEED,
+                Param("correlation", "choice", "tau_b", "Kendall tau-a, tau-b, tau_ap or symmetric tau_ap",
+                      choices=CORRELATIONS)), _advice),
         Method("preference-agreement", "preference_agreement",
                "agreement of each measure's per-topic preferences with user preference labels (8.7)",
                (Param("preferences", "list", (), "labels: topic, left run, right run, label (>, <, =), user"),),

@@ -50,6 +50,10 @@ def meta_view(doc: Mapping[str, Any]) -> MetaView:
     """One table per method: measures as rows (correlation: a matrix; significance: one table per measure)."""
     meta = doc["meta"]
     heading = f"{meta['method']}: {len(meta['measures'])} measures, {meta['runs']} runs, {meta['topics']} topics"
+    if "advice" in doc:  # before the others: its document has correlation and unanimity entries of its own
+        table = doc["table"]
+        return MetaView(heading, " ".join(doc["sentences"]),
+                        _one(list(table["header"]), [list(r) for r in table["rows"]]))
     if "unanimity" in doc:
         rows = sorted(doc["unanimity"].items(), key=lambda kv: -(kv[1] if kv[1] is not None else -1e9))
         return MetaView(heading, "", _one(["measure", "MU"], [[m, _num(v)] for m, v in rows]))

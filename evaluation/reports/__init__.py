@@ -6,7 +6,7 @@
 
 Computing and typesetting are apart, so that a worker can build a report once and anyone can render it later::
 
-    content = build(document)                       # evaluation.reports.content: tests, axioms (numpy, scipy)
+    content = build(document)                       # evaluation.reports.building: tests, axioms (numpy, scipy)
     stored = content.to_json()                      # plain JSON (evaluation.reports.model)
     render(ReportContent.from_json(stored), "html") # evaluation.reports.html / .latex: formatting only
 
@@ -24,7 +24,7 @@ from evaluation.reports.model import ReportContent
 from evaluation.result_formats import REPORT_FORMATS, ResultFormat
 
 if TYPE_CHECKING:
-    from evaluation.reports.content import build
+    from evaluation.reports.building import build
     from evaluation.reports.latex import latex_escape
 
 #: report formats, with their media types
@@ -32,7 +32,7 @@ FORMATS: tuple[str, ...] = tuple(f.value for f in REPORT_FORMATS)
 MEDIA_TYPES = {f.value: f.media_type for f in REPORT_FORMATS}
 
 #: names imported from their modules on first use (PEP 562): ``build`` loads numpy, scipy and the axioms
-_HOME = {"build": "evaluation.reports.content", "latex_escape": "evaluation.latex"}
+_HOME = {"build": "evaluation.reports.building", "latex_escape": "evaluation.latex"}
 
 
 def __getattr__(name: str) -> Any:
@@ -60,7 +60,7 @@ def render_report(doc: Mapping[str, Any], fmt: str, *, axioms: bool = True) -> s
     for a document that is not a result."""
     if fmt not in FORMATS:
         raise FormatError(f"unknown report format {fmt!r}; choose one of {', '.join(FORMATS)}")
-    from evaluation.reports.content import build
+    from evaluation.reports.building import build
 
     return render(build(doc, axioms=axioms), fmt)
 

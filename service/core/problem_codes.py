@@ -113,6 +113,7 @@ class ProblemCode(StrEnum):
     INVALID_PRIMARY_MEASURE = "invalid-primary-measure"  # 422: a primary measure not among the official measures
     INVALID_VISIBILITY = "invalid-visibility"  # 422: a blinded task without blinded_until
     INVALID_REGISTRATION = "invalid-registration"  # 422: registration by code without a registration_code
+    PARQUET_UNAVAILABLE = "parquet-unavailable"  # 422: a Parquet export from a server without pyarrow
 
     @classmethod
     def of_job(cls, state: str) -> ProblemCode:

@@ -18,6 +18,8 @@ from sqlalchemy.orm import Session
 
 from evalserve.service.core.config import Settings
 from evalserve.service.jobs.document import job_document
+from evalserve.service.shared_tasks.callbacks import submission_callback
+from evalserve.service.store.blobs import BlobStore
 from evalserve.service.store.db import Database
 from evalserve.service.store.models import (
     FINAL_STATES,
@@ -44,37 +46,44 @@ def check_url(url: str, settings: Settings) -> None:
     webhook_targets.check(url, settings.webhook_allow_networks)
 
 
-def record(db: Database, job_id: str) -> str | None:
+def record(db: Database, job_id: str, blobs: BlobStore | None = None) -> str | None:
     """Store the callback delivery of an ended job that has a ``callback_url``, unless one is stored already (one
-    per job: a unique index settles a race between the API and a worker); its id, else None."""
+    per job: a unique index settles a race between the API and a worker); its id, else None. ``blobs``: where a
+    task submission's scores are read (its participant's callback carries them)."""
     try:
         with db.session() as s:
             job = s.get(Job, job_id)
-            return None if job is None else record_in(s, job)
+            return None if job is None else record_in(s, job, blobs)
     except IntegrityError:  # recorded by another process meanwhile
         return None
 
 
-def record_in(session: Session, job: Job) -> str | None:
+def record_in(session: Session, job: Job, blobs: BlobStore | None = None) -> str | None:
     """``record`` in the caller's session, for a job read in it (the caller commits; the unique index may refuse
-    the row then, when another process recorded it meanwhile)."""
+    the row then, when another process recorded it meanwhile). A task submission's evaluation sends what its
+    participant may see of it, on the participant's budget (``shared_tasks.callbacks``); any other job its
+    document."""
     if not job.callback_url or job.state not in FINAL_STATES:
         return None
     if session.execute(select(WebhookDelivery.id).where(WebhookDelivery.job_id == job.id)).first() is not None:
         return None
     now = utcnow()
-    row = WebhookDelivery(id=new_id("dlv"), webhook_id=None, job_id=job.id, event=JOB_CALLBACK_EVENT,
-                          payload=_jsonable(job_document(job)), state=DeliveryState.PENDING, attempts=0,
-                          next_attempt_at=now, log=[], created_at=now)
+    event, payload, owner = JOB_CALLBACK_EVENT, job_document(job), None
+    participant = submission_callback(session, blobs, job)
+    if participant is not None:
+        event, payload, owner = participant.event, participant.payload, participant.owner
+    row = WebhookDelivery(id=new_id("dlv"), webhook_id=None, job_id=job.id, event=event,
+                          payload=_jsonable(payload), state=DeliveryState.PENDING, attempts=0,
+                          next_attempt_at=now, log=[], created_at=now, owner=owner)
     session.add(row)
     return row.id
 
 
-def announce(db: Database, celery: Celery | None, job_id: str) -> None:
+def announce(db: Database, celery: Celery | None, job_id: str, blobs: BlobStore | None = None) -> None:
     """Record the job's callback if it is due and send the wake-up for it; never fails the caller (the sweeper
     publishes a pending delivery whose message was lost)."""
     try:
-        delivery = record(db, job_id)
+        delivery = record(db, job_id, blobs)
     except Exception:
         log.exception("could not record the callback of job %s", job_id)
         return

@@ -28,6 +28,7 @@ from evalserve.service.jobs import callbacks
 from evalserve.service.jobs.document import flat_fields, job_document
 from evalserve.service.jobs.kinds import KINDS, NO_PLOT, PLOT_REQUESTED, REPORT, plot_output, report_output
 from evalserve.service.jobs.lifecycle import cancel_in
+from evalserve.service.store.blobs import BlobStore
 from evalserve.service.store.db import savepoint
 from evalserve.service.store.models import Job, JobOutput, JobState, Token, utcnow
 from evalserve.service.store.unit_of_work import after_commit
@@ -68,19 +69,19 @@ def cancel_job(s: Session, st: ServiceState, token: Token, job_id: str) -> dict[
     job = visible_row(s, Job, job_id, "job", token)
     cancel_in(s, job_id)
     s.refresh(job)
-    delivery = _record_callback(s, job)
+    delivery = _record_callback(s, job, st.blobs)
     document = job_document(job)
     if delivery is not None:
         after_commit(s, lambda: publish_deliveries(st.queue.celery, [delivery]))
     return document
 
 
-def _record_callback(s: Session, job: Job) -> str | None:
+def _record_callback(s: Session, job: Job, blobs: BlobStore) -> str | None:
     """The job's callback delivery, if cancelling ended it; never fails the cancel (a savepoint keeps a refused
     row, recorded by a worker meanwhile, from undoing it)."""
     try:
         with savepoint(s):
-            return callbacks.record_in(s, job)
+            return callbacks.record_in(s, job, blobs)
     except Exception:
         log.exception("could not record the callback of job %s", job.id)
         return None

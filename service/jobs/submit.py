@@ -8,6 +8,7 @@ from typing import Any
 
 from sqlalchemy.orm import Session
 
+from evalserve.service.access.task_runs import organises_run
 from evalserve.service.core.engine_errors import refusal_of
 from evalserve.service.core.errors import ServiceError
 from evalserve.service.core.problem_codes import ProblemCode
@@ -67,13 +68,14 @@ def _evaluated_as(names: list[str], evaluated: list[str]) -> tuple[list[str], li
 
 def _collection_with_runs(s: Session, collection_id: str, run_ids: list[str], owner_id: str,
                           admin: bool) -> Collection:
-    """The collection, after checking that every run exists, is the caller's and belongs to it."""
+    """The collection, after checking that every run exists, is the caller's (or was submitted to a task the caller
+    organises) and belongs to it."""
     collection = s.get(Collection, collection_id)
     if collection is None or (collection.hidden and not admin and collection.owner_id != owner_id):
         raise ServiceError(404, ProblemCode.NOT_FOUND, f"no collection {collection_id}")
     for run_id in run_ids:
         run = s.get(RunRecord, run_id)
-        if run is None or (not admin and run.owner_id != owner_id):
+        if run is None or (not admin and run.owner_id != owner_id and not organises_run(s, run_id, owner_id)):
             raise ServiceError(404, ProblemCode.NOT_FOUND, f"no run {run_id}")
         if run.collection_id != collection.id:
             raise ServiceError(422, ProblemCode.RUN_NOT_IN_COLLECTION,
@@ -170,6 +172,10 @@ def submit_meta_evaluation(s: Session, st: ServiceState, owner_id: str, admin: b
             raise ServiceError(409, ProblemCode.of_job(source.state), f"evaluation job {source.id} is {source.state};"
                              " meta-evaluate it once it has succeeded")
         evaluated = EvaluationRequest.from_json(source.request)
+        for name, own in (("ties", evaluated.ties), ("topics", evaluated.topics)):
+            if body.get(name) not in (None, own):  # the job's per-topic results are what they are: never ignored
+                raise ServiceError(422, ProblemCode.CONFLICTING_INPUTS, f"evaluation job {source.id} was evaluated"
+                                   f" with {name}={own}; {name}={body[name]} applies to collection and runs only")
         wanted = requested_measures(body["measures"]) if body.get("measures") else []
         measures, unknown = _evaluated_as(wanted, list(evaluated.measures))
         if unknown:
@@ -191,7 +197,8 @@ def submit_meta_evaluation(s: Session, st: ServiceState, owner_id: str, admin: b
         measures = requested_measures(body["measures"])
         collection = _collection_with_runs(s, body["collection"], body["runs"], owner_id, admin)
         request = MetaRequest(body["method"], options, runs=tuple(dict.fromkeys(body["runs"])),
-                              measures=tuple(measures), ties=body["ties"], topics=body["topics"])
+                              measures=tuple(measures), ties=body.get("ties") or "trec",
+                              topics=body.get("topics") or "common")
         job = create_job(s, Job(id=new_id("job"), owner_id=owner_id, collection_id=collection.id,
                                 kind=JobKindName.META, request=request.to_json(), **callback))
     st.queue.publish_after_commit(s, job.id)

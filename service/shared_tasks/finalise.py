@@ -25,13 +25,17 @@ from evaluation.version import engine_version
 
 #: the final leaderboard shows each participant's chosen (or latest) submission
 FINAL_SELECTION = "latest"
+#: who may download a final task's per-topic export (``exports.may_export``): its organisers, or anyone who sees it
+PER_TOPIC_ORGANISERS, PER_TOPIC_PUBLIC = "organisers", "public"
 #: seconds a finaliser is asked to wait while submissions are still being evaluated
 PENDING_RETRY_AFTER = 1
 
 
-def finalise(s: Session, st: ServiceState, token: Token, task_id: str) -> dict[str, Any]:
+def finalise(s: Session, st: ServiceState, token: Token, task_id: str, *,
+             per_topic: str = PER_TOPIC_ORGANISERS) -> dict[str, Any]:
     """Freeze the task and answer its final record (organisers; the same record again once final). 409
-    ``evaluations-pending`` while any submission is still being evaluated: the final results wait for them."""
+    ``evaluations-pending`` while any submission is still being evaluated: the final results wait for them.
+    ``per_topic`` (``organisers`` or ``public``) says who may download the per-topic export from then on."""
     organised_task(s, task_id, token)
     task = s.get(Task, task_id, with_for_update=True)  # submissions in flight finish first; one finaliser at once
     assert task is not None
@@ -51,7 +55,7 @@ def finalise(s: Session, st: ServiceState, token: Token, task_id: str) -> dict[s
     task.finalised_at = at
     task.final = {"at": at.isoformat(), "evalserve": engine_version(),
                   "judgments_sha256": judgments_sha256(s, task, task.version),
-                  "measures": measure_definitions(task.measures)}
+                  "measures": measure_definitions(task.measures), "per_topic": per_topic}
     task.updated_at = at
     request_refresh(s, st.queue.celery, st.settings.queue, task.id)  # every board of the task says final
     cands = candidates(s, task, phase, task.version) if phase is not None else []

@@ -369,7 +369,8 @@ def _submission_phase(s: Session, access: TaskAccess, requested: str | None, at:
 
 def submit(s: Session, st: ServiceState, token: Token, task_id: str, upload: tuple[str, bytes], *,
            description: str = "", baseline: bool = False, phase_name: str | None = None,
-           arrival: datetime | None = None, run_format: str = RunFormat.AUTO) -> SubmissionOut:
+           arrival: datetime | None = None, run_format: str = RunFormat.AUTO,
+           callback: dict[str, Any] | None = None) -> SubmissionOut:
     """Take a participant's run: deadline and quota are checked against the request's arrival time (UTC), the
     run is validated (422 with every problem) and checked to share a topic with the hidden judgments (422
     ``no-topics-scored``, saying no more than that), then stored with its evaluation job in one transaction, and the
@@ -410,7 +411,7 @@ def submit(s: Session, st: ServiceState, token: Token, task_id: str, upload: tup
                             submitted_at=at)
     s.add(submission)
     s.flush()
-    job_id = _evaluation_job(s, task, submission, run).id
+    job_id = _evaluation_job(s, task, submission, run, callback or {}).id
     st.queue.publish_after_commit(s, job_id)
     s.flush()
     s.expunge(submission)  # answered as it was taken; the rest (the job's state first) as stored
@@ -418,13 +419,15 @@ def submit(s: Session, st: ServiceState, token: Token, task_id: str, upload: tup
     return submission_outs(s, st.blobs, [submission], task_access(s, task_id, token))[0]
 
 
-def _evaluation_job(s: Session, task: Task, submission: Submission, run: RunRecord) -> Job:
+def _evaluation_job(s: Session, task: Task, submission: Submission, run: RunRecord,
+                    callback: dict[str, Any] | None = None) -> Job:
     """A queued job evaluating the submission against the task's current judgments, owned by the organiser (a
-    participant reads its state and scores through the submission, never the per-topic job result)."""
+    participant reads its state and scores through the submission, never the per-topic job result); ``callback``:
+    the participant's callback columns (``shared_tasks.callbacks``)."""
     request = EvaluationRequest((run.id,), tuple(task.measures), task.ties, task.topics, per_topic=True,
                                 task=task.id, submission=submission.id, version=task.version)
     job = create_job(s, Job(id=new_id("job"), owner_id=task.owner_id, collection_id=task.collection_id,
-                            request=request.to_json()))
+                            request=request.to_json(), **(callback or {})))
     s.add(SubmissionEvaluation(submission_id=submission.id, version=task.version, run_id=run.id, job_id=job.id))
     return job
 
@@ -577,8 +580,10 @@ def leaderboard(s: Session, st: ServiceState, token: Token | None, task_id: str,
 
 
 def meta_evaluation(s: Session, st: ServiceState, token: Token | None, task_id: str, *, phase_name: str | None,
-                    version: int | None, options: dict[str, Any]) -> dict[str, Any]:
+                    version: int | None, options: dict[str, Any], selection: str = "latest") -> dict[str, Any]:
     """Measure advice (organisers): MU, discriminative power and rank correlations of the official measures over
-    the submissions the leaderboard shows (``shared_tasks.meta``), stored under its options and inputs."""
+    the submissions the leaderboard shows (``selection``: or every evaluated one) and the advice built from them
+    (``shared_tasks.meta``), stored under its options and inputs."""
     task = organised_task(s, task_id, token)
-    return served_meta(s, st.blobs, task, phase_name=phase_name, version=version, options=options)
+    return served_meta(s, st.blobs, task, phase_name=phase_name, version=version, options=options,
+                       selection=selection)

@@ -186,7 +186,7 @@ class EvaluationRequestSchema(_EvaluationOptions):
 class MetaEvaluationRequestSchema(ma.Schema):
     method = ma.fields.String(required=True, validate=V.OneOf(METHOD_NAMES),
                               metadata={"description": "unanimity, discriminative-power, significance, correlation,"
-                                        " preference-agreement, scenarios or robustness (these two evaluate"
+                                        " advice, preference-agreement, scenarios or robustness (these two evaluate"
                                         " perturbed judgments and runs: an evaluation job's are evaluated again)"})
     options = ma.fields.Dict(load_default=dict, metadata={
         "description": "the method's options, e.g. {\"resamples\": 1000, \"alpha\": 0.05, \"seed\": 0};"
@@ -199,8 +199,10 @@ class MetaEvaluationRequestSchema(ma.Schema):
     runs = ma.fields.List(ma.fields.String(), validate=V.Length(min=1, max=1000))
     measures = ma.fields.List(ma.fields.String(), validate=V.Length(min=1, max=200),
                               metadata={"description": "with evaluation: a subset of its measures (default all)"})
-    ties = ma.fields.String(load_default="trec", validate=V.OneOf(TIE_POLICIES))
-    topics = ma.fields.String(load_default="common", validate=V.OneOf(TOPIC_POLICIES))
+    ties = ma.fields.String(validate=V.OneOf(TIE_POLICIES), metadata={
+        "description": "with collection and runs (default trec); with evaluation: the job's own, or refused"})
+    topics = ma.fields.String(validate=V.OneOf(TOPIC_POLICIES), metadata={
+        "description": "with collection and runs (default common); with evaluation: the job's own, or refused"})
     callback_url = ma.fields.String(validate=V.Length(min=1, max=2000), metadata={
         "description": CALLBACK_DESCRIPTION})
 

@@ -140,6 +140,16 @@ class FinalSchema(ma.Schema):
     rows = ma.fields.Integer(metadata={"description": "rows on the final leaderboard (baselines included)"})
     ranked = ma.fields.Integer(metadata={"description": "rows that take a rank"})
     leaderboard = ma.fields.String(metadata={"description": "the final leaderboard's URL (path and query)"})
+    per_topic = ma.fields.String(metadata={"description": "who may download every submission's per-topic scores"
+                                                          " (GET .../per-topic): organisers, or public"})
+
+
+class FinaliseSchema(ma.Schema):
+    """What the organisers decide when they finalise (an optional body)."""
+
+    per_topic = ma.fields.String(load_default="organisers", validate=V.OneOf(("organisers", "public")), metadata={
+        "description": "organisers (default): the per-topic export stays the organisers'; public: anyone who can"
+                       " see the task may download every shown submission's per-topic scores once it is final"})
 
 
 class RegistrationSchema(ma.Schema):
@@ -208,6 +218,11 @@ class TaskSubmissionFormSchema(ma.Schema):
     phase = ma.fields.String(metadata={"description": "default: the phase open now (organisers: any phase)"})
     baseline = ma.fields.Boolean(load_default=False, metadata={"description": "organisers: a baseline run"})
     run_format = run_format_field()
+    callback_url = ma.fields.String(validate=V.Length(min=1, max=2000), metadata={
+        "description": "an http(s) URL POSTed to (event submission.finished) when this submission's evaluation"
+                       " ends, with what you may see of it (your scores; per-topic ones if the task gives per-topic"
+                       " feedback), signed like a webhook with the callback_secret returned in the 202; refused"
+                       " like a webhook URL when its host is not public"})
 
 
 class TaskSubmissionFilesSchema(ma.Schema):
@@ -269,6 +284,14 @@ class SubmissionSchema(ma.Schema):
     links = ma.fields.Dict()
 
 
+class SubmittedSchema(SubmissionSchema):
+    """The 202 of a submission: the submission, and its callback's URL and secret (shown this once)."""
+
+    callback_url = ma.fields.String(allow_none=True)
+    callback_secret = ma.fields.String(allow_none=True, metadata={
+        "description": "signs the callback's deliveries (X-Evalserve-Signature); shown only here"})
+
+
 class PerTopicSchema(ma.Schema):
     submission = ma.fields.String()
     task = ma.fields.String()
@@ -321,6 +344,15 @@ class LeaderboardQuerySchema(ma.Schema):
 
 
 class TaskMetaQuerySchema(ma.Schema):
+    """Every option is honoured; any other query parameter is refused (422), never ignored."""
+
+    class Meta:
+        unknown = ma.RAISE
+
+    format = ma.fields.String(load_default="json", validate=V.OneOf(("json", "html", "latex")), metadata={
+        "description": "json: the document; html: a page; latex: a document pdflatex compiles"})
+    selection = ma.fields.String(load_default="latest", validate=V.OneOf(("latest", "all")), metadata={
+        "description": "latest: the submissions the leaderboard shows; all: every evaluated submission"})
     phase = ma.fields.String(metadata={"description": "default: the phase open now, else the last one"})
     version = ma.fields.Integer(validate=V.Range(1, 1000000),
                                 metadata={"description": "judgments version (default: current)"})
@@ -337,7 +369,8 @@ class TaskMetaSchema(ma.Schema):
     task = ma.fields.Dict(metadata={"description": "{id, name}"})
     phase = ma.fields.Dict(allow_none=True)
     version = ma.fields.Integer()
-    selection = ma.fields.String(metadata={"description": "latest: the submissions the leaderboard shows"})
+    selection = ma.fields.String(metadata={"description": "latest: the submissions the leaderboard shows; all: every"
+                                                          " evaluated one"})
     measures = ma.fields.List(ma.fields.String(), metadata={"description": "the task's official measures"})
     runs = ma.fields.List(ma.fields.Dict(), metadata={
         "description": "the systems compared, named by label in the methods' documents: {label, submission, team,"
@@ -347,5 +380,9 @@ class TaskMetaSchema(ma.Schema):
     methods = ma.fields.Dict(metadata={
         "description": "unanimity, discriminative-power and correlation: each exactly what `evalserve meta METHOD"
                        " --format json` prints for the same per-topic scores"})
+    advice = ma.fields.Dict(metadata={
+        "description": "the measure advice: per measure its MU, significant pairs and discriminative power at alpha,"
+                       " rank correlation with the primary measure and axiomatic profile; the best and worst"
+                       " (ties: every measure sharing the value), the table as strings and the sentences"})
     links = ma.fields.Dict()
     generated_at = ma.fields.String()

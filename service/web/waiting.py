@@ -236,11 +236,15 @@ class WaitingApp:
 
 
 def _may_park(scope: Scope) -> bool:
-    """A cheap first look: only ``GET /v1/jobs/...?wait=`` and ``GET /v1/jobs/.../plot`` may be parked (the view
-    decides)."""
+    """A cheap first look: only ``GET /v1/jobs/...?wait=``, ``GET /v1/jobs/.../plot`` and ``GET
+    /v1/tasks/.../submissions/...?wait=`` may be parked (the view decides)."""
     path = str(scope.get("path", ""))
-    return (scope.get("method") == "GET" and path.startswith("/v1/jobs/")
-            and (b"wait=" in scope.get("query_string", b"") or path.endswith("/plot")))
+    if scope.get("method") != "GET":
+        return False
+    waits = b"wait=" in scope.get("query_string", b"")
+    if path.startswith("/v1/tasks/"):
+        return waits and "/submissions/" in path
+    return path.startswith("/v1/jobs/") and (waits or path.endswith("/plot"))
 
 
 async def _disconnected(receive: Receive) -> None:

@@ -3,6 +3,7 @@ evaluated (409 ``evaluations-pending`` with Retry-After), and any other refusal 
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 
 import httpx
@@ -20,7 +21,14 @@ def test_finalise_posts_once_and_returns_the_record(make_client: Callable[..., C
     server = Recorder(httpx.Response(200, json=RECORD))
     assert make_client(server).finalise("task_1") == RECORD
     [request] = server.requests
-    assert (request.method, request.url.path, request.content) == ("POST", "/v1/tasks/task_1/finalise", b"")
+    assert (request.method, request.url.path) == ("POST", "/v1/tasks/task_1/finalise")
+    assert json.loads(request.content) == {"per_topic": "organisers"}
+
+
+def test_finalise_can_publish_the_per_topic_scores(make_client: Callable[..., Client]) -> None:  # noqa: F811
+    server = Recorder(httpx.Response(200, json={**RECORD, "per_topic": "public"}))
+    assert make_client(server).finalise("task_1", per_topic="public")["per_topic"] == "public"
+    assert json.loads(server.requests[0].content) == {"per_topic": "public"}
 
 
 def test_finalise_waits_for_evaluations_then_gives_up(make_client: Callable[..., Client],  # noqa: F811

@@ -511,3 +511,17 @@ def test_the_cli_registers_submits_waits_and_prints_the_leaderboard_in_rank_orde
     assert "(404 not-found)" in capsys.readouterr().err
     assert client_main(["task"]) == 2
     assert "SUBCOMMAND" in capsys.readouterr().err
+
+
+def test_measure_advice_asks_for_the_format_selection_and_options(scripted: Callable[..., Client]) -> None:
+    """Issue 30: the task meta-evaluation with its advice, as a dict or as the typeset text."""
+    server = Recorder(lambda r: httpx.Response(200, json={"advice": {"sentences": ["s"]}}),
+                      httpx.Response(200, text="<!DOCTYPE html>", headers={"Content-Type": "text/html"}))
+    assert scripted(server).measure_advice("task_1", selection="all", seed=7)["advice"]["sentences"] == ["s"]
+    assert scripted(server).measure_advice("task_1", format="html", phase="test") == "<!DOCTYPE html>"
+    first, second = server.requests
+    assert first.url.path == "/v1/tasks/task_1/meta"
+    assert dict(first.url.params) == {"format": "json", "selection": "all", "seed": "7"}
+    assert dict(second.url.params) == {"format": "html", "selection": "latest", "phase": "test"}
+    with pytest.raises(ValueError, match="unknown measure advice format"):
+        scripted(server).measure_advice("task_1", format="csv")  # type: ignore[call-overload]

@@ -211,3 +211,18 @@ def test_every_write_is_refused_after_finalisation(api: TaskApi) -> None:
     assert api.call("GET", f"/v1/tasks/{task_id}/submissions", "bob").status_code == 200
     assert api.call("GET", f"/v1/tasks/{task_id}/participants", "alice").status_code == 200
     assert api.call("GET", f"/v1/tasks/{task_id}/invitations", "alice").status_code == 200
+
+
+def test_a_task_finalised_with_public_per_topic_scores_lets_everyone_who_sees_it_export_them(api: TaskApi) -> None:
+    closed, opened = _campaign(api), _campaign(api)
+    assert api.call("POST", f"/v1/tasks/{closed}/finalise", "alice").json["per_topic"] == "organisers"
+    record = api.call("POST", f"/v1/tasks/{opened}/finalise", "alice", json={"per_topic": "public"}).json
+    assert record["per_topic"] == "public"
+    _is_problem(api.call("POST", f"/v1/tasks/{closed}/finalise", "alice", json={"per_topic": "everyone"}), 422,
+                "invalid-request")
+    for who in ("bob", "reader"):  # a participant; a caller who takes no part in the public task
+        _is_problem(api.call("GET", f"/v1/tasks/{closed}/per-topic", who), 403, "organisers-only")
+        exported = api.call("GET", f"/v1/tasks/{opened}/per-topic?format=json", who)
+        assert exported.status_code == 200, exported.get_data(as_text=True)
+        assert exported.json["rows"], "every shown submission's per-topic scores"
+    assert api.client.get(f"/v1/tasks/{opened}/per-topic").status_code == 401, "a token is still asked for"

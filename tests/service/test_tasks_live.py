@@ -245,6 +245,7 @@ AS_OTHER_PARTICIPANT: dict[tuple[str, str], int | str] = {
     ("GET", "/v1/tasks/{task_id}/submissions/{submission_id}"): 404,
     ("PATCH", "/v1/tasks/{task_id}/submissions/{submission_id}"): 404,
     ("GET", "/v1/tasks/{task_id}/submissions/{submission_id}/per-topic"): 404,
+    ("GET", "/v1/tasks/{task_id}/per-topic"): 403,
     ("GET", "/v1/tasks/{task_id}/judgments"): 403, ("POST", "/v1/tasks/{task_id}/judgments"): 403,
     ("GET", "/v1/tasks/{task_id}/leaderboard"): "public", ("GET", "/v1/tasks/{task_id}/meta"): 403,
     ("GET", "/v1/tasks/{task_id}/webhooks"): 403, ("POST", "/v1/tasks/{task_id}/webhooks"): 403,
@@ -355,6 +356,31 @@ def test_every_route_keeps_others_runs_jobs_submissions_and_the_hidden_judgments
         assert mallory.get(f"/v1/tasks/{campaign.task}/submissions").json() == []
         assert mallory.post(f"/v1/tasks/{campaign.task}/submissions",
                             files={"run": ("r.txt", b"151 Q0 d 1 1 r\n")}).json()["code"] == "not-registered"
+
+
+def test_an_organiser_meta_evaluates_its_participants_runs_and_another_participant_cannot(
+        campaign: Campaign) -> None:
+    """Issue 30: runs belong to the teams that submitted them; the task's organiser may meta-evaluate them with
+    ``POST /v1/meta-evaluations`` (here the measure advice), a participant may not touch the other teams' runs."""
+    body = {"method": "advice", "collection": campaign.collection, "runs": [campaign.runs[who] for who in TEAMS],
+            "measures": MEASURES, "options": {"primary": "alpha_nDCG@20", "resamples": 200}}
+    with campaign.http("carol") as carol:
+        refused = carol.post("/v1/meta-evaluations", json=body)
+        assert refused.status_code == 404 and refused.json()["code"] == "not-found", refused.text
+    with campaign.http("alice") as alice:
+        accepted = alice.post("/v1/meta-evaluations", json=body)
+        assert accepted.status_code == 202, accepted.text
+        job = accepted.json()["id"]
+        deadline = time.monotonic() + 180
+        state = ""
+        while state not in ("succeeded", "failed") and time.monotonic() < deadline:
+            state = alice.get(f"/v1/jobs/{job}", params={"wait": 25}).json()["state"]
+        assert state == "succeeded", campaign.live.log("worker")
+        result = alice.get(f"/v1/jobs/{job}/result", params={"format": "json"}).json()
+        assert list(result["advice"]) == MEASURES and result["primary"] == "alpha_nDCG@20" and result["sentences"]
+        page = alice.get(f"/v1/tasks/{campaign.task}/meta", params={"format": "latex", "selection": "all"})
+        assert page.status_code == 200 and page.headers["content-type"].startswith("application/x-latex")
+        assert "\\begin{document}" in page.text
 
 
 # --- teams of several users, withdrawal, disqualification and the audit log -----------------------------------

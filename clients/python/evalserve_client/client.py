@@ -56,6 +56,8 @@ FINALISE_WAIT_SECONDS = 300.0
 RETRY_AFTER_MAX = 60.0
 #: Renderings of a shared task's leaderboard: the JSON document (a dict), or CSV, LaTeX, HTML text.
 LEADERBOARD_FORMATS = ("json", "csv", "latex", "html")
+#: the formats of a task's per-topic export (``per_topic_export``)
+PER_TOPIC_FORMATS = ("csv", "json", "parquet")
 #: Page size for listing (the server's maximum).
 PAGE_SIZE = 100
 
@@ -322,17 +324,19 @@ class Client:
         path = f"/v1/tasks/{_segment(task)}/phases/{urllib.parse.quote(name, safe='')}"
         return self._json("PATCH", path, json=_jsonable(changes))
 
-    def finalise(self, task: Ref, *, timeout: float | None = FINALISE_WAIT_SECONDS) -> dict[str, Any]:
+    def finalise(self, task: Ref, *, per_topic: str = "organisers",
+                 timeout: float | None = FINALISE_WAIT_SECONDS) -> dict[str, Any]:
         """Finalise your task (organisers): its final leaderboard is stored with a content hash, and every write on
         the task is refused from then on (409 ``task-final``). Returns the final record (``hash``, ``evalserve``,
         ``judgments_sha256``, ``measures``, ``leaderboard``...); finalising a final task returns the same record.
         While submissions are still being evaluated (409 ``evaluations-pending``) it asks again after Retry-After,
-        for at most ``timeout`` seconds (None: asks once)."""
+        for at most ``timeout`` seconds (None: asks once). ``per_topic="public"`` lets anyone who can see the task
+        download every submission's per-topic scores (``per_topic_export``) once it is final."""
         path = f"/v1/tasks/{_segment(task)}/finalise"
         deadline = None if timeout is None else self._clock() + timeout
         while True:
             try:
-                return self._json("POST", path)
+                return self._json("POST", path, json={"per_topic": per_topic})
             except ApiError as exc:
                 if exc.code != "evaluations-pending" or deadline is None or self._clock() >= deadline:
                     raise
@@ -348,9 +352,14 @@ class Client:
 
     def submit_to_task(self, task: Ref, run_path_or_bytes: Upload, *, description: str = "",
                        phase: str | None = None, baseline: bool = False,
-                       idempotency_key: str | None = None) -> dict[str, Any]:
+                       idempotency_key: str | None = None, callback_url: str | None = None,
+                       wait: bool = False, timeout: float | None = None) -> dict[str, Any]:
         """Submit a run (a gzip file goes up as it is) to the task's open phase (``phase``: name one; organisers
-        may name any); returns the queued submission -- ``wait_for_submission`` follows it.
+        may name any); returns the queued submission -- ``wait_for_submission`` follows it, or ``wait=True``
+        waits here (long-polls; ``timeout`` as there) and returns it evaluated. ``callback_url``: the server
+        POSTs what you may see of the submission there when its evaluation ends, signed with the
+        ``callback_secret`` of the answer (``webhooks.verify_signature``); only the 202 shows it, so with
+        ``wait=True`` it is added to the evaluated submission returned.
 
         The upload carries an ``Idempotency-Key`` (a fresh uuid4 unless ``idempotency_key`` is given), and a
         retry after a lost answer resends the very same bytes, so the server counts it once against the quota.
@@ -365,6 +374,8 @@ class Client:
         form = {"description": description, "baseline": "true" if baseline else "false"}
         if phase is not None:
             form["phase"] = phase
+        if callback_url is not None:
+            form["callback_url"] = callback_url
         headers = {}
         if idempotency_key is not None:
             boundary = hashlib.sha256(b"evalserve-client multipart " + idempotency_key.encode()).hexdigest()[:32]
@@ -373,7 +384,11 @@ class Client:
                               files=[("run", (filename, content))], headers=headers,
                               idempotency_key=idempotency_key)
         submission: dict[str, Any] = response.json()
-        return submission
+        if not wait:
+            return submission
+        evaluated = self.wait_for_submission(task, submission["id"], timeout=timeout)
+        shown: dict[str, Any] = {k: submission[k] for k in ("callback_url", "callback_secret") if k in submission}
+        return {**evaluated, **shown}
 
     def task_submission(self, task: Ref, submission: Ref) -> dict[str, Any]:
         """A submission as it is now: ``state``, ``stage``, ``progress`` (0..1), ``scores`` ({measure: mean}, or
@@ -389,15 +404,40 @@ class Client:
 
     def wait_for_submission(self, task: Ref, submission: Ref, *, timeout: float | None = None,
                             poll: float | None = None, on_progress: ProgressOption = None) -> dict[str, Any]:
-        """Poll the submission until its evaluation is final; returns it when it succeeded (with ``scores``),
+        """Wait until the submission's evaluation is final; returns it when it succeeded (with ``scores``),
         raises ``JobFailed`` (``kind="submission"``) when it failed or was cancelled, ``WaitTimeout`` after
         ``timeout`` seconds (the evaluation goes on).
 
-        ``poll``: seconds between polls (default: back off from 0.2 s to 5 s); never sooner than the server's
+        Long-polls as ``wait`` does for a job (``?wait=`` with the submission's ``ETag`` as ``If-None-Match``: each
+        answer comes as soon as the evaluation moves on or ends). ``poll``: poll instead, this many seconds apart
+        (and on a server without long-polls: back off from 0.2 s to 5 s); never sooner than the server's
         ``Retry-After``. ``on_progress``: None, True (a bar on stderr when it is a terminal) or a callable taking
-        the submission after every poll."""
+        the submission after every answer."""
         path = f"/v1/tasks/{_segment(task)}/submissions/{_segment(submission)}"
-        return self._poll(path, submission, "submission", progress=on_progress, timeout=timeout, interval=poll)
+        if poll is not None:
+            return self._poll(path, submission, "submission", progress=on_progress, timeout=timeout, interval=poll)
+        # asked at once (the 202 carries no ETag to long-poll with), then held by the server
+        return self._poll(path, submission, "submission", progress=on_progress, timeout=timeout, long_poll=True,
+                          ask_at_once=True)
+
+    def per_topic_export(self, task: Ref, *, format: str = "csv", phase: str | None = None,
+                         version: int | None = None, selection: str = "latest") -> Any:
+        """Every shown submission's per-topic scores (organisers), in long format: the CSV text (``csv``), the
+        JSON document as a dict (``json``: ``columns`` and ``rows``) or the Parquet file's bytes (``parquet``; a
+        server without pyarrow raises ``ApiError`` 422 ``parquet-unavailable``). ``phase``, ``version`` and
+        ``selection`` as for ``leaderboard``. Others get ``ApiError`` 403 ``organisers-only``."""
+        if format not in PER_TOPIC_FORMATS:
+            raise ValueError(f"unknown export format {format!r}; choose one of {', '.join(PER_TOPIC_FORMATS)}")
+        params: dict[str, str | int] = {"format": format, "selection": selection}
+        if phase is not None:
+            params["phase"] = phase
+        if version is not None:
+            params["version"] = version
+        response = self._send("GET", f"/v1/tasks/{_segment(task)}/per-topic", params=params)
+        if format == "json":
+            document: dict[str, Any] = response.json()
+            return document
+        return response.text if format == "csv" else response.content
 
     def task_submissions(self, task: Ref, *, phase: str | None = None) -> list[dict[str, Any]]:
         """Your submissions to the task (organisers: everyone's), newest first; ``phase`` filters -- all pages."""
@@ -500,6 +540,37 @@ class Client:
                 return response.text
             self._sleep(min(max(retry_after(response) or 1.0, 0.2), 5.0))
 
+    @overload
+    def measure_advice(self, task: Ref, *, format: Literal["json"] = "json", phase: str | None = None,
+                       version: int | None = None, selection: str = "latest",
+                       **options: float | str) -> dict[str, Any]:
+        ...
+
+    @overload
+    def measure_advice(self, task: Ref, *, format: Literal["html", "latex"], phase: str | None = None,
+                       version: int | None = None, selection: str = "latest", **options: float | str) -> str:
+        ...
+
+    def measure_advice(self, task: Ref, *, format: str = "json", phase: str | None = None,
+                       version: int | None = None, selection: str = "latest",
+                       **options: float | str) -> dict[str, Any] | str:
+        """The task's meta-evaluation with its measure advice (organisers): the JSON document as a dict (the table
+        and sentences under ``advice``), or the HTML page or LaTeX document. ``selection``: ``latest`` (what the
+        leaderboard shows) or ``all`` (every evaluated submission); ``options``: ``resamples``, ``alpha``, ``seed``,
+        ``correlation`` (the server refuses any other with ``ApiError`` 422)."""
+        if format not in ("json", "html", "latex"):
+            raise ValueError(f"unknown measure advice format {format!r}; choose one of json, html, latex")
+        params: dict[str, Any] = {"format": format, "selection": selection, **options}
+        if phase is not None:
+            params["phase"] = phase
+        if version is not None:
+            params["version"] = version
+        response = self._send("GET", f"/v1/tasks/{_segment(task)}/meta", params=params)
+        if format == "json":
+            document: dict[str, Any] = response.json()
+            return document
+        return response.text
+
     # -- the catalogue and health --------------------------------------------------------------------------------
 
     def check_measures(self, measures: Sequence[str]) -> list[Problem]:
@@ -533,13 +604,13 @@ class Client:
 
     def _poll(self, path: str, known: Ref, kind: str, *, progress: ProgressOption, timeout: float | None,
               first_delay: float | None = None, interval: float | None = None, long_poll: bool = False,
-              etag: str | None = None) -> dict[str, Any]:
+              etag: str | None = None, ask_at_once: bool = False) -> dict[str, Any]:
         """GET ``path`` until its ``state`` is final; returns it when it succeeded, raises ``JobFailed`` otherwise
         and ``WaitTimeout`` when ``timeout`` runs out. ``long_poll``: ask the server to hold each GET until the
         object changes (``?wait=``, ``If-None-Match``) whenever the last answer carried an ``ETag``; otherwise
         pauses back off from 0.2 s to 5 s (or are ``interval``) and are never shorter than the last
         ``Retry-After``. ``known``: an id, or the object as last seen (it is reported first, and the first request
-        waits a pause or long-polls)."""
+        waits a pause or long-polls, unless ``ask_at_once``: an object given without its ETag)."""
         callback, done = reporter(progress)
         deadline = None if timeout is None else self._clock() + timeout
         backoff, hint = (POLL_START if interval is None else max(0.0, interval)), first_delay
@@ -552,7 +623,9 @@ class Client:
                 if current is not None and remaining is not None and remaining <= 0:
                     raise WaitTimeout(current, timeout or 0.0, kind=kind)
                 held = self._long_poll_seconds(remaining) if long_poll and etag and current is not None else 0.0
-                if current is not None and held <= 0:  # a known, unfinished object: pause before asking again
+                if ask_at_once:
+                    ask_at_once = False
+                elif current is not None and held <= 0:  # a known, unfinished object: pause before asking again
                     pause = max(backoff, min(hint or 0.0, RETRY_AFTER_MAX))
                     self._sleep(pause if remaining is None else min(pause, remaining))
                     if interval is None:

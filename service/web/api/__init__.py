@@ -10,10 +10,11 @@ from evalserve.service.web.api import (
     jobs,
     measures,
     runs,
+    task_exports,
     tasks,
     teams,
     webhooks,
 )
 
 BLUEPRINTS = (health.blp, measures.blp, catalogue.blp, collections.blp, runs.blp, evaluations.blp, jobs.blp, tasks.blp,
-              webhooks.blp, accounts.blp, invitations.blp, teams.blp)
+              webhooks.blp, accounts.blp, invitations.blp, task_exports.blp, teams.blp)

@@ -12,15 +12,20 @@ from typing import Any
 from flask import Response, current_app
 from flask.views import MethodView
 from flask_smorest import Blueprint
+from marshmallow import RAISE
 from werkzeug.http import http_date
 
 from evalserve.service.core.etags import etag_of, matches
 from evalserve.service.core.lru import TextCache
+from evalserve.service.shared_tasks import callbacks as participant_callbacks
 from evalserve.service.shared_tasks import invitations, services, teams
 from evalserve.service.shared_tasks.access import is_organiser
 from evalserve.service.shared_tasks.finalise import finalise
+from evalserve.service.shared_tasks.meta import render_meta
 from evalserve.service.store.models import JobState, utcnow
+from evalserve.service.web.api import submission_waits
 from evalserve.service.web.api.conditional import if_none_match, not_modified, pending_response
+from evalserve.service.web.api.submission_waits import ETAG_HEADER, SubmissionWaitQuerySchema
 from evalserve.service.web.auth import ANYONE, caller_or_none, current_token, require
 from evalserve.service.web.context import session, state
 from evalserve.service.web.idempotency import idempotent
@@ -28,6 +33,7 @@ from evalserve.service.web.leaderboard_html import render_leaderboard_html
 from evalserve.service.web.problems import PROBLEM_JSON, ProblemSchema
 from evalserve.service.web.schemas import CollectionFilesSchema
 from evalserve.service.web.task_schemas import (
+    FinaliseSchema,
     FinalSchema,
     JudgmentsFormSchema,
     JudgmentsVersionSchema,
@@ -43,6 +49,7 @@ from evalserve.service.web.task_schemas import (
     SubmissionListQuerySchema,
     SubmissionPatchSchema,
     SubmissionSchema,
+    SubmittedSchema,
     TaskInSchema,
     TaskMetaQuerySchema,
     TaskMetaSchema,
@@ -116,16 +123,19 @@ class OneTask(MethodView):
 @blp.route("/<string:task_id>/finalise")
 class Finalise(MethodView):
     @require("submit")
+    @blp.arguments(FinaliseSchema, required=False)
     @blp.response(200, FinalSchema)
     @blp.alt_response(403, **FORBIDDEN)
     @blp.alt_response(404, **NOT_FOUND)
     @blp.alt_response(409, schema=ProblemSchema, content_type=PROBLEM_JSON,
                       description="submissions are still being evaluated (evaluations-pending; Retry-After)")
-    def post(self, task_id: str) -> Any:
+    def post(self, body: dict[str, Any], task_id: str) -> Any:
         """Finalise the task (organisers): the final leaderboard is stored with its content hash, the evalserve
         version, the judgments' SHA-256 and the measures' definitions, and from then on every write on the task
-        is refused (409 ``task-final``) for everyone. Idempotent: a finalised task answers the same record."""
-        return finalise(session(), state(), current_token(), task_id)
+        is refused (409 ``task-final``) for everyone. ``per_topic: public`` opens the per-topic export to anyone who
+        can see the task. Idempotent: a finalised task answers the same record."""
+        return finalise(session(), state(), current_token(), task_id,
+                        per_topic=(body or {}).get("per_topic", "organisers"))
 
 
 @blp.route("/<string:task_id>/phases")
@@ -214,7 +224,7 @@ class Submissions(MethodView):
     @idempotent
     @blp.arguments(TaskSubmissionFormSchema, location="form")
     @blp.arguments(TaskSubmissionFilesSchema, location="files")
-    @blp.response(202, SubmissionSchema)
+    @blp.response(202, SubmittedSchema)
     @blp.alt_response(403, **FORBIDDEN)
     @blp.alt_response(404, **NOT_FOUND)
     @blp.alt_response(409, schema=ProblemSchema, content_type=PROBLEM_JSON,
@@ -228,27 +238,33 @@ class Submissions(MethodView):
     @blp.alt_response(503, **UPLOADS_BUSY)
     def post(self, form: dict[str, Any], files: dict[str, Any], task_id: str) -> Any:
         """Submit a run (multipart field ``run``) with a description: checked against the deadline (UTC, at
-        arrival) and your quota, validated, stored and queued for evaluation with the official measures."""
+        arrival) and your quota, validated, stored and queued for evaluation with the official measures. With a
+        ``callback_url``, what you may see of the submission is POSTed there when its evaluation ends."""
         arrival = utcnow()
         upload = files["run"]
         data = upload.read()
         check_upload(files=1, stored=[data], jobs=1)
+        callback = participant_callbacks.callback_columns(state().settings, form.get("callback_url"))
         sub = services.submit(session(), state(), current_token(), task_id, (upload.filename or "run", data),
                               description=form["description"], baseline=form["baseline"],
-                              phase_name=form.get("phase"), arrival=arrival, run_format=form["run_format"])
-        return sub, 202, {"Location": f"/v1/tasks/{task_id}/submissions/{sub.id}", "Retry-After": "1"}
+                              phase_name=form.get("phase"), arrival=arrival, run_format=form["run_format"],
+                              callback=callback)
+        shown = {**vars(sub), **callback} if callback else sub
+        return shown, 202, {"Location": f"/v1/tasks/{task_id}/submissions/{sub.id}", "Retry-After": "1"}
 
 
 @blp.route("/<string:task_id>/submissions/<string:submission_id>")
 class OneSubmission(MethodView):
     @require("read")
-    @blp.response(200, SubmissionSchema)
+    @blp.arguments(SubmissionWaitQuerySchema, location="query")
+    @blp.response(200, SubmissionSchema, headers=ETAG_HEADER)
+    @blp.alt_response(304, description="If-None-Match names the submission as it is (no body)")
     @blp.alt_response(404, **NOT_FOUND)
-    def get(self, task_id: str, submission_id: str) -> Any:
-        """A submission's state, progress and scores (yours; organisers: any)."""
-        out = services.get_submission(session(), state(), caller_or_none(), task_id, submission_id)
-        headers = {} if out.state in (JobState.SUCCEEDED, JobState.FAILED, JobState.CANCELLED) else {"Retry-After": "1"}
-        return out, 200, headers
+    def get(self, query: dict[str, Any], task_id: str, submission_id: str) -> Any:
+        """A submission's state, progress and scores (yours; organisers: any). ``?wait=SECONDS`` long-polls as for
+        a job: the answer comes as soon as the submission's evaluation moves on or ends (or differs from the
+        submission your ``If-None-Match`` names), or after the wait; ``304`` when it is still the one you have."""
+        return submission_waits.answer(task_id, submission_id, query["wait"])
 
     @require("submit")
     @blp.arguments(SubmissionPatchSchema)
@@ -409,16 +425,29 @@ def served_texts() -> TextCache:
 @blp.route("/<string:task_id>/meta")
 class TaskMeta(MethodView):
     @require("read")
-    @blp.arguments(TaskMetaQuerySchema, location="query")
+    @blp.arguments(TaskMetaQuerySchema, location="query", unknown=RAISE)
     @blp.response(200, TaskMetaSchema)
+    @blp.doc(responses={"200": {"description": "the meta-evaluation with the measure advice", "content": {
+        "application/json": {"schema": TaskMetaSchema}, "text/html": {"schema": {"type": "string"}},
+        "application/x-latex": {"schema": {"type": "string"}}}}})
     @blp.alt_response(403, **FORBIDDEN)
     @blp.alt_response(404, **NOT_FOUND)
     @blp.alt_response(409, schema=ProblemSchema, content_type=PROBLEM_JSON,
                       description="fewer than two evaluated submissions to compare (too-few-submissions)")
+    @blp.alt_response(422, schema=ProblemSchema, content_type=PROBLEM_JSON,
+                      description="an option out of range, or a query parameter this operation does not take")
     def get(self, query: dict[str, Any], task_id: str) -> Any:
         """Measure advice (organisers): Metric Unanimity, discriminative power (paired bootstrap) and rank
-        correlations of the official measures over the submissions the leaderboard shows, from their stored
-        per-topic scores -- the numbers ``evalserve meta`` gives offline for the same runs and seed."""
+        correlations of the official measures over the submissions the leaderboard shows (``selection=all``: every
+        evaluated submission), from their stored per-topic scores -- the numbers ``evalserve meta`` gives offline
+        for the same runs and seed -- and the advice built from them: a table (MU, discriminative power at alpha,
+        correlation with the primary measure, axiomatic profile) and sentences on which measure to choose for what.
+        ``format=html`` or ``latex`` typesets the same document."""
         options = {k: query[k] for k in ("resamples", "alpha", "seed", "correlation")}
-        return services.meta_evaluation(session(), state(), caller_or_none(), task_id, phase_name=query.get("phase"),
-                                        version=query.get("version"), options=options)
+        document = services.meta_evaluation(session(), state(), caller_or_none(), task_id,
+                                            phase_name=query.get("phase"), version=query.get("version"),
+                                            options=options, selection=query["selection"])
+        if query["format"] == "json":
+            return document
+        fmt = ResultFormat(query["format"])
+        return Response(render_meta(document, fmt.value), mimetype=fmt.media_type)
