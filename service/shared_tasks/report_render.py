@@ -174,7 +174,7 @@ def _advice(meta: Mapping[str, Any] | None) -> tuple[list[str], list[list[str]],
     for item in items:
         header += [k for k, v in item.items() if k not in header and not isinstance(v, (Mapping, list))]
     rows = [[_cell(item.get(k)) for k in header] for item in items]
-    return header, rows, sentences
+    return [k.replace("_", " ") for k in header], rows, sentences
 
 
 def _cell(value: Any) -> str:
@@ -332,9 +332,10 @@ PREAMBLE = r"""\documentclass[10pt,a4paper]{article}
 \setlength{\LTpre}{0.3em}
 \setlength{\LTpost}{0.6em}
 \renewcommand{\arraystretch}{1.15}
-\newcolumntype{L}[1]{>{\raggedright\arraybackslash}p{#1}}
-\newcolumntype{R}[1]{>{\raggedleft\arraybackslash}p{#1}}
-\newcolumntype{C}[1]{>{\centering\arraybackslash}p{#1}}
+\setlength{\tabcolsep}{4pt}
+\newcolumntype{L}[1]{>{\raggedright\arraybackslash}p{\dimexpr#1\textwidth-2\tabcolsep\relax}}
+\newcolumntype{R}[1]{>{\raggedleft\arraybackslash}p{\dimexpr#1\textwidth-2\tabcolsep\relax}}
+\newcolumntype{C}[1]{>{\centering\arraybackslash}p{\dimexpr#1\textwidth-2\tabcolsep\relax}}
 \sloppy
 """
 
@@ -348,13 +349,13 @@ def _longtable(columns: str, header: str, rows: Sequence[str], *, size: str = r"
 
 
 def _latex_pairs(rows: Sequence[tuple[str, str]]) -> str:
-    return _longtable("@{}L{0.24\\textwidth}L{0.70\\textwidth}@{}", r"\textbf{What} & \textbf{Value}",
+    return _longtable("@{}L{0.24}L{0.70}@{}", r"\textbf{What} & \textbf{Value}",
                       [f"{latex_escape(k)} & {latex_escape(v)}" for k, v in rows])
 
 
 def _latex_plain_table(header: Sequence[str], rows: Sequence[Sequence[str]], first: float = 0.22) -> str:
     rest = (0.94 - first) / max(1, len(header) - 1)
-    columns = f"@{{}}L{{{first:.3f}\\textwidth}}" + "".join(f"R{{{rest:.3f}\\textwidth}}" for _ in header[1:]) + "@{}"
+    columns = f"@{{}}L{{{first:.3f}}}" + "".join(f"R{{{rest:.3f}}}" for _ in header[1:]) + "@{}"
     return _longtable(columns, " & ".join(latex_escape(h) for h in header),
                       [" & ".join(latex_escape(c) for c in row) for row in rows])
 
@@ -373,9 +374,9 @@ def render_latex(content: Mapping[str, Any], plot_files: Mapping[str, str]) -> s
                " submission is significantly better than on that measure. Baselines in italics.\n\n")
     for start in range(0, max(1, len(measures)), LATEX_MEASURES_PER_TABLE):
         group = measures[start:start + LATEX_MEASURES_PER_TABLE]
-        width = 0.62 / max(1, len(group))
-        columns = ("@{}R{0.05\\textwidth}L{0.03\\textwidth}L{0.26\\textwidth}"
-                   + "".join(f"R{{{width:.3f}\\textwidth}}" for _ in group) + "@{}")
+        width = 0.60 / max(1, len(group))
+        columns = ("@{}R{0.065}L{0.04}L{0.255}"
+                   + "".join(f"R{{{width:.3f}}}" for _ in group) + "@{}")
         header = "Rank & & System & " + " & ".join(
             f"\\textbf{{{latex_escape(m)}}}" if m == task["primary_measure"] else latex_escape(m) for m in group)
         rows = []
@@ -391,17 +392,17 @@ def render_latex(content: Mapping[str, Any], plot_files: Mapping[str, str]) -> s
                " worse, $\\cdot$ no significant difference.\n\n")
     board = content["leaderboard"]["rows"]
     n = len(board)
-    cell = min(0.06, 0.66 / max(1, n))
+    cell = min(0.06, 0.70 / max(1, n))
     for m in measures:
         marks = _marks(content, m)
-        columns = "@{}L{0.26\\textwidth}" + "".join(f"C{{{cell:.3f}\\textwidth}}" for _ in board) + "@{}"
+        columns = "@{}L{0.26}" + "".join(f"C{{{cell:.3f}}}" for _ in board) + "@{}"
         header = latex_escape(m) + " & " + " & ".join(letters[r["key"]] for r in board)
         rows = []
         for a in board:
             marked = [{"+": "+", "-": "$-$", "\u00b7": "$\\cdot$"}.get(marks.get((a["key"], b["key"]), ("",))[0], "")
                       for b in board]
             rows.append(f"{letters[a['key']]} {latex_escape(a['label'])} & " + " & ".join(marked))
-        out.append(_longtable(columns, header, rows, size=r"\footnotesize"))
+        out.append(_longtable(columns, header, rows, size=r"\footnotesize\setlength{\tabcolsep}{1pt}"))
     if plot_files:
         out.append("\\section*{Per-topic distributions and ASL curves}\n")
         for name, path in plot_files.items():

@@ -162,17 +162,17 @@ def test_names_are_escaped_in_every_format(api: TaskApi, sent: list[list[object]
     for name in ("leaderboard.csv", "per-topic.csv"):
         cells = [c for row in csv.reader(io.StringIO(files[name].decode())) for c in row]
         assert not any(c.startswith(("=", "+", "@")) for c in cells), name
-    _compile_twice(pdflatex, files, tmp_path / "evil")
+    compile_twice(pdflatex, files, tmp_path / "evil")
 
 
-def _compile_twice(pdflatex: str, files: dict[str, bytes], directory: Path) -> str:
+def compile_twice(executable: str, files: dict[str, bytes], directory: Path) -> str:
     """Unpack the report and run pdflatex twice; the second pass's log, asserted free of rerun warnings."""
     for name, data in files.items():
         (directory / name).parent.mkdir(parents=True, exist_ok=True)
         (directory / name).write_bytes(data)
     log = ""
     for _ in range(2):
-        done = subprocess.run([pdflatex, "-interaction=nonstopmode", "-halt-on-error", "-no-shell-escape",
+        done = subprocess.run([executable, "-interaction=nonstopmode", "-halt-on-error", "-no-shell-escape",
                                "report.tex"], cwd=directory, capture_output=True, text=True, timeout=COMPILE_TIMEOUT)
         log = (directory / "report.log").read_text(errors="replace")
         assert done.returncode == 0, log[-3000:]
@@ -189,7 +189,7 @@ def test_the_latex_compiles_in_two_passes_without_column_width_warnings(
     _build(api, task_id)
     files = _zip(api, task_id)
     assert "\\begin{longtable}" in files["report.tex"].decode()
-    _compile_twice(pdflatex, files, tmp_path / "report")
+    compile_twice(pdflatex, files, tmp_path / "report")
 
 
 def _content(**changes: Any) -> dict[str, Any]:
@@ -204,7 +204,8 @@ def _content(**changes: Any) -> dict[str, Any]:
         "leaderboard": {"rows": [row, other], "order": "desc", "topics": ["1", "2"],
                         "significance": {"test": "t", "correction": "holm", "alpha": 0.05}},
         "significance": {"AP": {"better_than": {"s1": ["s2"]}, "pairs": [
-            {"a": "s1", "b": "s2", "mean_difference": 0.25, "p_value": 0.01, "p_adjusted": 0.01, "significant": True}]}},
+            {"a": "s1", "b": "s2", "mean_difference": 0.25, "p_value": 0.01, "p_adjusted": 0.01,
+             "significant": True}]}},
         "per_topic": [], "definitions": [{"name": "AP", "summary": "average precision", "reference": ""}],
         "provenance": {"evalserve_version": "0", "generated_at": "2026-02-02T00:00:00+00:00",
                        "task_created_at": "2026-01-01T00:00:00+00:00", "finalised_at": None, "collection": "c",
