@@ -7,7 +7,10 @@ from __future__ import annotations
 
 import csv
 import io
+import json
 import subprocess
+import sys
+import textwrap
 import zipfile
 from collections.abc import Iterator
 from datetime import datetime, timezone
@@ -239,3 +242,32 @@ def test_the_report_says_final_once_the_task_is_finalised() -> None:
     assert "Provisional" in render_html(_content(), {})
     with zipfile.ZipFile(io.BytesIO(build_zip(_content(), {}))) as z:
         assert "report/report.tex" in z.namelist()
+
+
+def test_the_api_process_never_draws_or_meta_evaluates_for_a_report(api: TaskApi, sent: list[list[object]],
+                                                                    tmp_path: Path) -> None:
+    """The views serve the stored zip (or ask a worker): matplotlib and the meta-evaluation methods stay out of the
+    API process, before and after the report is built."""
+    task_id = _three_teams(api)
+    script = textwrap.dedent(f"""
+        import json, sys
+        import evalserve.service.shared_tasks.report as report
+        from evalserve.service.core.config import Settings
+        from evalserve.service.web.app import create_app
+        report.publish = lambda *args, **kwargs: None
+        app = create_app(Settings.from_env({{"EVALSERVE_DATA_DIR": {str(tmp_path)!r}}}), migrate=False)
+        http, auth = app.test_client(), {{"Authorization": "Bearer {api.tokens['alice']}"}}
+        answers = [http.get(f"/v1/tasks/{task_id}/report?format={{fmt}}", headers=auth).status_code
+                   for fmt in ("html", "latex", "zip")]
+        heavy = [m for m in ("matplotlib", "evaluation.meta.methods", "evaluation.meta.plots") if m in sys.modules]
+        print(json.dumps({{"answers": answers, "heavy": heavy}}))
+    """)
+
+    def served() -> dict[str, Any]:
+        done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
+        shown: dict[str, Any] = json.loads(done.stdout.splitlines()[-1])
+        return shown
+
+    assert served() == {"answers": [202, 202, 202], "heavy": []}
+    assert _build(api, task_id) == "built"
+    assert served() == {"answers": [200, 200, 200], "heavy": []}
