@@ -175,7 +175,11 @@ def build_report(db: Database, blobs: BlobStore, task_id: str, phase_id: str, ve
             return "built before"
         content = report_content(s, blobs, task, phase, version, cands, utcnow())
         s.commit()  # the meta-evaluation, stored for the organisers' next read
-    plots = report_render.draw_plots(content)
+    try:
+        plots = report_render.draw_plots(content)
+    except Exception:  # a drawing bug must not keep the report from its readers: it is built without plots
+        log.exception("task %s: the report's plots could not be drawn", task_id)
+        plots = {}
     archive = report_render.build_zip(content, plots)
     with db.session() as s:
         _store(s, blobs, key, REPORT, task_id, inputs, archive, utcnow())

@@ -153,16 +153,19 @@ def _status_line(content: Mapping[str, Any]) -> str:
 
 
 def _advice(meta: Mapping[str, Any] | None) -> tuple[list[str], list[list[str]], list[str]] | None:
-    """The measure advice the task meta-evaluation carries (``advice``: per measure its figures, and sentences),
-    as a header, rows of strings and sentences; None when it carries none."""
+    """The measure advice the task meta-evaluation carries (``advice``: its ``table`` as formatted, else per measure
+    its figures; and ``sentences``), as a header, rows of strings and sentences; None when it carries none."""
     if not meta:
         return None
     advice = meta.get("advice") or (meta.get("methods") or {}).get("advice")
     if not advice:
         return None
     if isinstance(advice, Mapping):
-        per_measure = advice.get("measures") or advice.get("advice") or advice.get("rows") or {}
         sentences = [str(s) for s in advice.get("sentences") or meta.get("sentences") or []]
+        table = advice.get("table")
+        if isinstance(table, Mapping) and table.get("header") and table.get("rows") is not None:  # as formatted
+            return [str(h) for h in table["header"]], [[str(c) for c in row] for row in table["rows"]], sentences
+        per_measure = advice.get("measures") or advice.get("advice") or advice.get("rows") or {}
     else:
         per_measure, sentences = advice, [str(s) for s in meta.get("sentences") or []]
     if isinstance(per_measure, Mapping):

@@ -165,20 +165,25 @@ def test_names_are_escaped_in_every_format(api: TaskApi, sent: list[list[object]
     for name in ("leaderboard.csv", "per-topic.csv"):
         cells = [c for row in csv.reader(io.StringIO(files[name].decode())) for c in row]
         assert not any(c.startswith(("=", "+", "@")) for c in cells), name
-    compile_twice(pdflatex, files, tmp_path / "evil")
+    compile_twice(pdflatex, files, tmp_path / "evil", overfull=True)
 
 
-def compile_twice(executable: str, files: dict[str, bytes], directory: Path) -> str:
-    """Unpack the report and run pdflatex twice; the second pass's log, asserted free of rerun warnings."""
+def compile_twice(executable: str, files: dict[str, bytes], directory: Path, *, overfull: bool = False) -> str:
+    """Unpack the report and run pdflatex twice; the second pass's log, asserted free of rerun warnings (and of
+    column-width warnings from the first pass on, and of overfull boxes unless ``overfull``: a name of one long
+    word may stick out of its column)."""
     for name, data in files.items():
         (directory / name).parent.mkdir(parents=True, exist_ok=True)
         (directory / name).write_bytes(data)
     log = ""
-    for _ in range(2):
+    for number in (1, 2):
         done = subprocess.run([executable, "-interaction=nonstopmode", "-halt-on-error", "-no-shell-escape",
                                "report.tex"], cwd=directory, capture_output=True, text=True, timeout=COMPILE_TIMEOUT)
         log = (directory / "report.log").read_text(errors="replace")
         assert done.returncode == 0, log[-3000:]
+        # fixed column widths: the longtables' headers and bodies agree from the first pass on
+        assert "Column widths have changed" not in log, f"pass {number}"
+        assert overfull or "Overfull \\hbox" not in log, f"pass {number}: a column wider than its table"
     for warning in ("Column widths have changed", "Label(s) may have changed", "Rerun"):
         assert warning not in log, f"pass 2: {warning}"
     assert (directory / "report.pdf").read_bytes().startswith(b"%PDF")
@@ -218,7 +223,8 @@ def _content(**changes: Any) -> dict[str, Any]:
     return content
 
 
-def test_measure_advice_is_shown_when_the_meta_evaluation_carries_it() -> None:
+def test_measure_advice_is_shown_when_the_meta_evaluation_carries_it(pdflatex: str,  # noqa: F811
+                                                                     tmp_path: Path) -> None:
     meta = {"options": {"resamples": 1000, "alpha": 0.05}, "methods": {}}
     assert "Measure advice" not in render_html(_content(meta=meta), {})
     advised = {**meta, "advice": {"measures": {"AP": {"unanimity": 0.9, "discriminative_power": 0.5,
@@ -229,6 +235,14 @@ def test_measure_advice_is_shown_when_the_meta_evaluation_carries_it() -> None:
     assert "0.9000" in page and "axioms" not in page
     tex = render_latex(_content(meta=advised), {})
     assert "Measure advice" in tex and "\\textless{}is\\textgreater{}" in tex
+    formatted = {**meta, "advice": {"measures": {"AP": {"unanimity": 0.9}}, "sentences": ["Use AP."],
+                                    "table": {"header": ["measure", "MU", "power"], "rows": [["AP", "0.9000", "50%"]]}}}
+    page = render_html(_content(meta=formatted), {})
+    assert "<th>MU</th>" in page and "<td>50%</td>" in page and "<p>Use AP.</p>" in page
+    header = ["measure", "MU", "significant pairs", "power", "tau with primary", "relevance", "diversity"]
+    wide = {**meta, "advice": {"sentences": ["Use AP."], "table": {"header": header, "rows": [
+        ["alpha_nDCG@20", "0.9070", "27/45", "60.0%", "1.000", "5/7", "3/4"]]}}}
+    compile_twice(pdflatex, {"report.tex": render_latex(_content(meta=wide), {}).encode()}, tmp_path / "advice")
 
 
 def test_the_report_says_final_once_the_task_is_finalised() -> None:
