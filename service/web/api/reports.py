@@ -38,7 +38,7 @@ FORMATS = {"html": ("text/html; charset=utf-8", "report.html", "html"),
 #: seconds the first request of a report waits for its worker
 REPORT_WAIT_SECONDS = 30.0
 #: seconds a caller is asked to wait while a report is being built
-REPORT_RETRY_AFTER = 2
+REPORT_RETRY_AFTER = 1
 
 
 class ReportQuerySchema(ma.Schema):
