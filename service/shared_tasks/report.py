@@ -26,12 +26,15 @@ from sqlalchemy.orm import Session
 from evalserve.service.broker.messages import BUILD_REPORT_TASK, publish
 from evalserve.service.core.errors import ServiceError
 from evalserve.service.core.problem_codes import ProblemCode
+from evalserve.service.shared_tasks.final import content_hash, measure_definitions
 from evalserve.service.shared_tasks.leaderboard import (
     Candidate,
     candidates,
     judgments_version,
     phase_named,
+    ranked_board,
     shown,
+    unranked_reason,
 )
 from evalserve.service.shared_tasks.meta import served_meta
 from evalserve.service.shared_tasks.stored import _digest, _store, inputs_of
@@ -48,6 +51,7 @@ from evalserve.service.store.models import (
     utcnow,
 )
 from evalserve.service.store.unit_of_work import after_commit
+from evaluation.problems import EvaluationError
 from evaluation.version import engine_version
 
 log = logging.getLogger(__name__)
@@ -63,7 +67,7 @@ REBUILD_SECONDS = 120
 def report_status(task: Task) -> tuple[str, datetime | None]:
     """Whether the report's results are "final" (the task is finalised: ``finalised_at``) or "provisional", and
     when it was finalised. The one place the report reads finalisation."""
-    finalised = getattr(task, "finalised_at", None)
+    finalised = task.finalised_at
     return ("final", as_utc(finalised)) if finalised is not None else ("provisional", None)
 
 
@@ -190,33 +194,31 @@ def build_report(db: Database, blobs: BlobStore, task_id: str, phase_id: str, ve
 
 def report_content(s: Session, blobs: BlobStore, task: Task, phase: Phase, version: int,
                    cands: list[Candidate], at: datetime) -> dict[str, Any]:
-    """Everything the report shows, as JSON-ready values (``report_render`` typesets it): the leaderboard ranked
-    on the primary measure, every pair tested on every official measure (the engine's ``rank_entries``, one
-    measure at a time), every evaluated submission's stored per-topic scores, the meta-evaluation and the
-    provenance."""
+    """Everything the report shows, as JSON-ready values (``report_render`` typesets it): the leaderboard as the
+    leaderboard route computes it (its ranked and unranked rows, its ``final`` block), every pair of ranked
+    submissions tested on every official measure (the engine's ``rank_entries``, each measure as the primary),
+    every evaluated submission's stored per-topic scores, the meta-evaluation and the provenance."""
     from evaluation.leaderboard import Entry, SignificanceSettings, rank_entries
 
     measures = list(task.measures)
     evaluated = _evaluated(cands)
-    on_board = {c.submission.id for c in shown(cands, "latest")}
+    picked = shown(cands, "latest")
+    on_board = {c.submission.id for c in picked}
     documents = {}
     for c in evaluated:
         assert c.job.result_sha256 is not None
         documents[c.submission.id] = json.loads(blobs.get(s, c.job.result_sha256))
+    board = ranked_board(s, blobs, task, phase, version, "latest", cands, at)
+    leaderboard = {k: v for k, v in board.document.items() if k != "pending"}
     entries = [Entry(key=c.submission.id, label=c.participant.team, document=documents[c.submission.id],
-                     baseline=c.submission.baseline,
-                     extra={"submission": c.submission.id, "team": c.participant.team, "run": c.run.name,
-                            "description": c.submission.description,
-                            "submitted_at": as_utc(c.submission.submitted_at).isoformat()})
-               for c in shown(cands, "latest")]
+                     baseline=c.submission.baseline, ranked=unranked_reason(c) is None) for c in picked]
     settings = SignificanceSettings(**dict(task.significance))
-    board = rank_entries(entries, measures, task.primary_measure, order=task.sort_order, significance=settings)
     significance = {}
     for m in measures:
-        on_m = board if m == task.primary_measure else rank_entries(entries, measures, m, order=task.sort_order,
-                                                                     significance=settings)
-        significance[m] = {"better_than": {r.key: list(r.better_than) for r in on_m.rows},
-                           "pairs": [p.as_dict() for p in on_m.pairs]}
+        pairs = board.ranked.pairs if m == task.primary_measure else rank_entries(
+            entries, measures, m, order=task.sort_order, significance=settings).pairs
+        significance[m] = {"better_than": {r.key: list(r.better_than_by_measure.get(m, ())) for r in board.ranked.rows},
+                           "pairs": [p.as_dict() for p in pairs]}
     try:
         meta: dict[str, Any] | None = served_meta(s, blobs, task, phase_name=phase.name, version=version)
         meta_note = ""
@@ -234,17 +236,19 @@ def report_content(s: Session, blobs: BlobStore, task: Task, phase: Phase, versi
                   "closes_at": as_utc(phase.closes_at).isoformat()},
         "version": version,
         "measures": measures,
-        "leaderboard": board.as_dict(),
+        "leaderboard": leaderboard,
         "significance": significance,
         "per_topic": [_per_topic(c, documents[c.submission.id], measures, c.submission.id in on_board)
                       for c in evaluated],
         "meta": meta,
         "meta_note": meta_note,
-        "definitions": [_definition(m) for m in measures],
+        "definitions": _definitions(measures),
         "provenance": {
             "evalserve_version": engine_version(), "generated_at": at.isoformat(),
             "task_created_at": as_utc(task.created_at).isoformat(),
             "finalised_at": None if finalised is None else finalised.isoformat(),
+            "final_hash": (task.final or {}).get("hash") if finalised is not None else None,
+            "leaderboard_hash": content_hash(leaderboard),
             "collection": None if collection is None else collection.id,
             "judgments_sha256": None if collection is None else collection.qrels_sha256,
             "runs": [{"submission": c.submission.id, "team": c.participant.team, "run": c.run.name,
@@ -263,12 +267,11 @@ def _per_topic(c: Candidate, document: dict[str, Any], measures: list[str], on_b
             "scores": {m: dict(by_measure[m]["per_topic"]) for m in measures}}
 
 
-def _definition(measure: str) -> dict[str, str]:
-    from evaluation.measures.registry import default_registry
-    from evaluation.problems import EvaluationError
-
+def _definitions(measures: list[str]) -> list[dict[str, str]]:
+    """The official measures' definitions as the final leaderboard records them (``shared_tasks.final``)."""
     try:
-        definition = default_registry().parse(measure).definition
+        found = measure_definitions(measures)
     except EvaluationError:
-        return {"name": measure, "summary": "", "reference": ""}
-    return {"name": measure, "summary": definition.summary, "reference": definition.reference}
+        return [{"name": m, "summary": "", "formula": "", "reference": ""} for m in measures]
+    return [{"name": d["measure"], "summary": d["summary"] or "", "formula": d["formula"] or "",
+             "reference": d["reference"] or ""} for d in found]

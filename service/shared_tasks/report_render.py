@@ -80,7 +80,8 @@ def leaderboard_csv(content: Mapping[str, Any]) -> str:
     writer.writerow(["rank", "submission", "team", "run", "baseline", *map(safe_cell, measures),
                      *(safe_cell(f"better_than[{m}]") for m in measures)])
     for row in content["leaderboard"]["rows"]:
-        writer.writerow([row["rank"], safe_cell(row["key"]), safe_cell(row["extra"].get("team", row["label"])),
+        writer.writerow(["" if row["rank"] is None else row["rank"], safe_cell(row["key"]),
+                         safe_cell(row["extra"].get("team", row["label"])),
                          safe_cell(row["extra"].get("run", "")), "true" if row["baseline"] else "false",
                          *("" if row["scores"][m] is None else repr(row["scores"][m]) for m in measures),
                          *(" ".join(content["significance"][m]["better_than"].get(row["key"], [])) for m in measures)])
@@ -128,8 +129,11 @@ def _settings(content: Mapping[str, Any]) -> list[tuple[str, str]]:
 def _provenance(content: Mapping[str, Any]) -> list[tuple[str, str]]:
     p = content["provenance"]
     rows = [("evalserve version", p["evalserve_version"]), ("Report generated", p["generated_at"]),
-            ("Task created", p["task_created_at"]), ("Finalised", p["finalised_at"] or "not finalised"),
-            ("Judgments", f"collection {p['collection']}, qrels SHA-256 {p['judgments_sha256']}")]
+            ("Task created", p["task_created_at"]), ("Finalised", p["finalised_at"] or "not finalised")]
+    if p.get("final_hash"):
+        rows.append(("Final leaderboard hash", f"SHA-256 {p['final_hash']}"))
+    rows += [("Leaderboard content hash", f"SHA-256 {p.get('leaderboard_hash') or '--'}"),
+             ("Judgments", f"collection {p['collection']}, qrels SHA-256 {p['judgments_sha256']}")]
     rows += [(f"Run {r['team']} / {r['run']}", f"submission {r['submission']}, submitted {r['submitted_at']},"
               f" SHA-256 {r['sha256']}") for r in p["runs"]]
     return rows
@@ -140,6 +144,12 @@ def _fixed(value: float | None, digits: int = 4) -> str:
         return "--"
     text = f"{value:.{digits}f}"
     return text[1:] if text.startswith("-") and float(text) == 0.0 else text
+
+
+def _rank(row: Mapping[str, Any]) -> str:
+    """A row's rank, or "--" for a row shown unranked (a baseline: at its score's place, never pushing a team
+    down)."""
+    return "--" if row["rank"] is None else str(row["rank"])
 
 
 def _letters(content: Mapping[str, Any]) -> dict[str, str]:
@@ -243,7 +253,8 @@ def render_html(content: Mapping[str, Any], plots: Mapping[str, Mapping[str, byt
         parts.append(f"<p>{_e(task['description'])}</p>\n")
     parts.append("<h2>Settings</h2>\n" + _html_table(["setting", "value"], _settings(content), left=2))
     parts.append("<h2>Leaderboard</h2>\n<p>Ranked by the primary measure. A superscript lists the rows (by letter)"
-                 " a submission is significantly better than on that measure. Baselines in italics.</p>\n")
+                 " a submission is significantly better than on that measure. Baselines in italics, unranked"
+                 " (--) and not tested.</p>\n")
     head = "".join(f"<th>{_e(m)}</th>" for m in measures)
     rows = []
     for row in content["leaderboard"]["rows"]:
@@ -253,7 +264,7 @@ def render_html(content: Mapping[str, Any], plots: Mapping[str, Mapping[str, byt
             cells.append(f"<td>{_e(_fixed(row['scores'][m]))}" + (f"<sup>{_e(beaten)}</sup>" if beaten else "")
                          + "</td>")
         klass = ' class="baseline"' if row["baseline"] else ""
-        rows.append(f"<tr{klass}><td>{row['rank']}</td><td class=\"l\">{letters[row['key']]}</td>"
+        rows.append(f"<tr{klass}><td>{_e(_rank(row))}</td><td class=\"l\">{letters[row['key']]}</td>"
                     f"<td class=\"l\">{_e(row['label'])}</td>{''.join(cells)}</tr>\n")
     parts.append(f'<table id="leaderboard"><thead><tr><th>rank</th><th class="l"></th><th class="l">submission</th>'
                  f"{head}</tr></thead><tbody>\n{''.join(rows)}</tbody></table>\n")
@@ -271,6 +282,7 @@ def render_html(content: Mapping[str, Any], plots: Mapping[str, Mapping[str, byt
     parts.append("<h2>Provenance</h2>\n" + _html_table(["what", "value"], _provenance(content), left=2))
     parts.append("<h3>Measure definitions</h3>\n<dl>" + "".join(
         f"<dt>{_e(d['name'])}</dt><dd>{_e(d['summary'] or 'no definition registered')}"
+        + (f" <code>{_e(d['formula'])}</code>" if d.get("formula") else "")
         + (f" <i>{_e(d['reference'])}</i>" if d["reference"] else "") + "</dd>" for d in content["definitions"])
         + "</dl>\n")
     parts.append("</body></html>\n")
@@ -374,7 +386,8 @@ def render_latex(content: Mapping[str, Any], plot_files: Mapping[str, str]) -> s
         out.append(latex_escape(task["description"]) + "\n\n")
     out.append("\\section*{Settings}\n" + _latex_pairs(_settings(content)))
     out.append("\\section*{Leaderboard}\nRanked by the primary measure. Superscripts: the rows (by letter) a"
-               " submission is significantly better than on that measure. Baselines in italics.\n\n")
+               " submission is significantly better than on that measure. Baselines in italics, unranked (--) and not"
+               " tested.\n\n")
     for start in range(0, max(1, len(measures)), LATEX_MEASURES_PER_TABLE):
         group = measures[start:start + LATEX_MEASURES_PER_TABLE]
         width = 0.60 / max(1, len(group))
@@ -385,7 +398,8 @@ def render_latex(content: Mapping[str, Any], plot_files: Mapping[str, str]) -> s
         rows = []
         for row in content["leaderboard"]["rows"]:
             label = latex_escape(row["label"])
-            cells = [str(row["rank"]), letters[row["key"]], f"\\textit{{{label}}}" if row["baseline"] else label]
+            cells = [latex_escape(_rank(row)), letters[row["key"]],
+                     f"\\textit{{{label}}}" if row["baseline"] else label]
             for m in group:
                 beaten = "".join(letters[k] for k in content["significance"][m]["better_than"].get(row["key"], []))
                 cells.append(_fixed(row["scores"][m]) + (f"\\textsuperscript{{{beaten}}}" if beaten else ""))
@@ -414,8 +428,8 @@ def render_latex(content: Mapping[str, Any], plot_files: Mapping[str, str]) -> s
     out.append(_latex_meta(content))
     out.append("\\section*{Provenance}\n" + _latex_pairs(_provenance(content)))
     out.append("\\subsection*{Measure definitions}\n" + _latex_pairs(
-        [(d["name"], (d["summary"] or "no definition registered") + (f" ({d['reference']})" if d["reference"] else ""))
-         for d in content["definitions"]]))
+        [(d["name"], (d["summary"] or "no definition registered") + (f" {d['formula']}" if d.get("formula") else "")
+          + (f" ({d['reference']})" if d["reference"] else "")) for d in content["definitions"]]))
     out.append("\\end{document}\n")
     return "".join(out)
 

@@ -249,8 +249,11 @@ def test_the_report_says_final_once_the_task_is_finalised() -> None:
     class Finalised:
         finalised_at = datetime(2026, 3, 1, tzinfo=timezone.utc)
 
+    class Open:
+        finalised_at = None
+
     assert report_status(cast(Task, Finalised())) == ("final", Finalised.finalised_at)
-    assert report_status(cast(Task, object())) == ("provisional", None)
+    assert report_status(cast(Task, Open())) == ("provisional", None)
     content = _content(status="final", provenance={**_content()["provenance"], "finalised_at": "2026-03-01"})
     assert "Final results (finalised 2026-03-01)" in render_html(content, {})
     assert "Provisional" in render_html(_content(), {})
@@ -285,3 +288,31 @@ def test_the_api_process_never_draws_or_meta_evaluates_for_a_report(api: TaskApi
     assert served() == {"answers": [202, 202, 202], "heavy": []}
     assert _build(api, task_id) == "built"
     assert served() == {"answers": [200, 200, 200], "heavy": []}
+
+
+def test_a_finalised_tasks_report_says_final_with_the_final_hash_and_an_unranked_baseline(
+        api: TaskApi, sent: list[list[object]], tmp_path: Path, pdflatex: str) -> None:  # noqa: F811
+    task_id = _three_teams(api)
+    assert api.register(task_id, "alice", "organisers").status_code == 201
+    assert api.submit(task_id, "alice", "good", baseline="true", description="BM25").status_code == 202
+    api.work()
+    api.call("GET", f"/v1/tasks/{task_id}/report", "alice")
+    _build(api, task_id)
+    provisional = _zip(api, task_id)
+    assert b"Provisional results" in provisional["report.html"]
+    final = api.call("POST", f"/v1/tasks/{task_id}/finalise", "alice")
+    assert final.status_code == 200, final.get_data(as_text=True)
+    stale = api.call("GET", f"/v1/tasks/{task_id}/report", "alice")
+    assert stale.headers["Evalserve-Stale"] == "true", "finalising changes the report"
+    assert _build(api, task_id) == "built"
+    files = _zip(api, task_id)
+    page = files["report.html"].decode()
+    content = json.loads(files["report.json"])
+    assert content["status"] == "final" and "Final results (finalised " in page
+    assert content["provenance"]["final_hash"] == final.json["hash"] in page
+    assert content["provenance"]["leaderboard_hash"] == final.json["hash"], "the leaderboard the route serves"
+    board = list(csv.DictReader(io.StringIO(files["leaderboard.csv"].decode())))
+    assert [(r["team"], r["rank"]) for r in board] == [("organisers", ""), ("team-bob", "1"), ("team-carol", "2"),
+                                                       ("team-dave", "3")], "the baseline shown, unranked"
+    assert not any(r[f"better_than[{m}]"] for r in board if r["baseline"] == "true" for m in ("nDCG@10", "AP"))
+    compile_twice(pdflatex, files, tmp_path / "final")
