@@ -264,7 +264,8 @@ def _per_topic(c: Candidate, document: dict[str, Any], measures: list[str], on_b
     return {"submission": c.submission.id, "team": c.participant.team, "run": c.run.name,
             "baseline": c.submission.baseline, "shown": on_board,
             "label": c.participant.team if on_board else f"{c.participant.team} ({c.run.name})",
-            "scores": {m: dict(by_measure[m]["per_topic"]) for m in measures}}
+            "scores": {m: dict(by_measure[m]["per_topic"]) for m in measures},
+            "means": {m: by_measure[m]["mean"] for m in measures}}
 
 
 def _definitions(measures: list[str]) -> list[dict[str, str]]:

@@ -17,6 +17,7 @@ import zipfile
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from evalserve.service.shared_tasks.per_topic_rows import Exported, csv_pieces, long_rows
 from evaluation.csvcells import safe_cell
 from evaluation.latex import latex_escape
 from evaluation.leaderboard.render import CORRECTION_NAMES, TEST_NAMES, row_letter
@@ -57,18 +58,12 @@ def draw_plots(content: Mapping[str, Any]) -> dict[str, dict[str, bytes]]:
 # --- CSV -----------------------------------------------------------------------------------------------------
 
 def per_topic_csv(submissions: Sequence[Mapping[str, Any]], measures: Sequence[str]) -> str:
-    """One line per submission, measure and topic: the stored per-topic score in full precision (``repr``), as
-    ``GET /v1/tasks/{task_id}/submissions/{submission_id}/per-topic`` serves it."""
-    out = io.StringIO()
-    writer = csv.writer(out, lineterminator="\n")
-    writer.writerow(["submission", "team", "run", "baseline", "measure", "topic", "score"])
-    for sub in submissions:
-        for measure in measures:
-            for topic, value in sub["scores"][measure].items():
-                writer.writerow([safe_cell(sub["submission"]), safe_cell(sub["team"]), safe_cell(sub["run"]),
-                                 "true" if sub["baseline"] else "false", safe_cell(measure), safe_cell(topic),
-                                 "" if value is None else repr(float(value))])
-    return out.getvalue()
+    """Every evaluated submission's stored per-topic scores and means in long format: the per-topic export's rows
+    (``per_topic_rows``), the values ``evalserve evaluate --per-topic`` gives offline."""
+    exported = (Exported(sub["submission"], sub["team"], sub["run"], bool(sub["baseline"]),
+                         {m: sub["scores"][m] for m in measures}, {m: sub["means"][m] for m in measures})
+                for sub in submissions)
+    return "".join(csv_pieces(long_rows(exported, measures)))
 
 
 def leaderboard_csv(content: Mapping[str, Any]) -> str:

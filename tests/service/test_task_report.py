@@ -137,8 +137,11 @@ def test_the_per_topic_csv_is_what_the_per_topic_route_serves(api: TaskApi, sent
     assert {r["submission"] for r in rows} == {s["id"] for s in subs}
     for sub in subs:
         served = api.call("GET", f"/v1/tasks/{task_id}/submissions/{sub['id']}/per-topic", "alice").json
-        mine = {(r["measure"], r["topic"]): float(r["score"]) for r in rows if r["submission"] == sub["id"]}
+        mine = {(r["measure"], r["topic"]): float(r["value"]) for r in rows
+                if r["submission"] == sub["id"] and r["topic"] != "all"}
         assert mine == {(m, t): v for m, by in served["per_topic"].items() for t, v in by.items()}
+        means = {r["measure"]: float(r["value"]) for r in rows if r["submission"] == sub["id"] and r["topic"] == "all"}
+        assert means == served["scores"], "each measure's mean as topic 'all', as the offline CSV writes it"
     board = list(csv.DictReader(io.StringIO(files["leaderboard.csv"].decode())))
     keys = {s["id"] for s in subs}
     assert [r["team"] for r in board] == ["team-bob", "team-carol", "team-dave"]
