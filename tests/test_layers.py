@@ -182,7 +182,8 @@ def test_the_workers_app_is_built_from_the_service_factory(tmp_path: Path) -> No
     out = subprocess.run([sys.executable, "-c", probe], env=env, cwd=tmp_path, capture_output=True, text=True,
                          check=True).stdout
     assert out.split(" ", 1) == ["evalserve",
-                                 "['evalserve.deliver_webhook', 'evalserve.draw_plots', 'evalserve.evaluate',"
+                                 "['evalserve.build_report', 'evalserve.deliver_webhook', 'evalserve.draw_plots',"
+                                 " 'evalserve.evaluate',"
                                  " 'evalserve.evaluate_part', 'evalserve.refresh_task']\n"]
 
 

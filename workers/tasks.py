@@ -1,7 +1,8 @@
 """Celery tasks: thin wrappers that hand a job id to ``jobrun.runner`` (or ``jobrun.drawing``), a webhook delivery
-id to ``webhooks.delivery.deliver`` or a shared task id to ``shared_tasks.stored.refresh_task``. Idempotent (a job
-or delivery attempt already finished or held by another worker is skipped, a leaderboard of unchanged inputs is not
-computed again, a plot is drawn once), acknowledged late, retried with backoff when the database is unavailable."""
+id to ``webhooks.delivery.deliver`` or a shared task id to ``shared_tasks.stored.refresh_task`` (or
+``shared_tasks.report.build_report``). Idempotent (a job or delivery attempt already finished or held by another
+worker is skipped, a leaderboard of unchanged inputs is not computed again, a plot or report is built once),
+acknowledged late, retried with backoff when the database is unavailable."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from celery.exceptions import SoftTimeLimitExceeded
 from sqlalchemy.exc import OperationalError
 
 from evalserve.service.broker.messages import (
+    BUILD_REPORT_TASK,
     DELIVER_WEBHOOK_TASK,
     DRAW_PLOTS_TASK,
     EVALUATE_PART_TASK,
@@ -25,6 +27,7 @@ from evalserve.service.jobrun.recovery import install as install_sweeper
 from evalserve.service.jobrun.runner import run_job
 from evalserve.service.jobrun.split import run_part
 from evalserve.service.jobrun.time_limit import time_limit
+from evalserve.service.shared_tasks.report import build_report as build_task_report
 from evalserve.service.shared_tasks.stored import refresh_task as refresh_stored
 from evalserve.service.webhooks import delivery as webhooks
 from evalserve.workers.celery_app import app
@@ -78,6 +81,15 @@ def refresh_task(self: Any, task_id: str) -> int:
     selection); idempotent: boards of unchanged inputs are left as stored."""
     ctx = context_for(self.app)
     return refresh_stored(ctx.db, ctx.blobs, task_id)
+
+
+@app.task(name=BUILD_REPORT_TASK, bind=True, acks_late=True, reject_on_worker_lost=True,
+          autoretry_for=(OperationalError,), retry_backoff=True, retry_backoff_max=60, max_retries=10)
+def build_report(self: Any, task_id: str, phase_id: str, version: int) -> str:
+    """Build and store shared task ``task_id``'s end-of-task report of a phase at a judgments version, asked for
+    by an organiser (idempotent: a report of unchanged inputs is built once)."""
+    ctx = context_for(self.app)
+    return build_task_report(ctx.db, ctx.blobs, task_id, phase_id, version)
 
 
 install_sweeper(app)

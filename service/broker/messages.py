@@ -12,6 +12,7 @@ EVALUATE_PART_TASK = "evalserve.evaluate_part"  # one part of a split job (jobru
 DELIVER_WEBHOOK_TASK = "evalserve.deliver_webhook"
 REFRESH_TASK_TASK = "evalserve.refresh_task"  # recompute a shared task's stored leaderboards (shared_tasks.stored)
 DRAW_PLOTS_TASK = "evalserve.draw_plots"  # draw a succeeded job's plot when first asked for (jobrun.drawing)
+BUILD_REPORT_TASK = "evalserve.build_report"  # build a task's report when first asked for (shared_tasks.report)
 
 #: a publish the broker refuses is tried twice more, quickly; after that the caller falls back to the sweeper
 RETRY_POLICY = {"max_retries": 2, "interval_start": 0.2, "interval_step": 0.5}

@@ -11,6 +11,7 @@ from celery import Celery
 
 from evalserve.service.core.config import Settings
 from evalserve.service.jobrun.judgments import JudgmentsCache
+from evalserve.service.jobs.callbacks import CallbackViewer
 from evalserve.service.jobs.events import JobListener
 from evalserve.service.store.blobs import BlobStore
 from evalserve.service.store.db import Database
@@ -23,6 +24,7 @@ class WorkerContext:
     blobs: BlobStore
     celery: Celery | None = None  # publishes follow-up messages (webhook deliveries); None in plain tests
     listeners: Sequence[JobListener] = ()  # told when a job ends (``jobs.events``)
+    callback_viewer: CallbackViewer | None = None  # what a job's callback carries, where not its document
     pid: int = field(default_factory=os.getpid)
     judgments: JudgmentsCache = field(default_factory=JudgmentsCache)  # parsed judgments kept between jobs
 
@@ -34,6 +36,6 @@ def context_for(app: Celery) -> WorkerContext:
         settings: Settings = app.conf.evalserve_settings
         listeners: Sequence[JobListener] = app.conf.get("evalserve_job_listeners") or ()
         ctx = WorkerContext(settings, Database(settings.database_url), BlobStore(settings.blob_dir), app,
-                            tuple(listeners))
+                            tuple(listeners), app.conf.get("evalserve_callback_viewer"))
         app._evalserve_context = ctx
     return ctx

@@ -31,7 +31,7 @@ def run_job(ctx: WorkerContext, job_id: str, time_limit_errors: tuple[type[BaseE
     if outcome in ("succeeded", "failed"):
         announce(ctx, job_id)
     if outcome != "lost":  # ended here, or by ``claim`` (cancelled, out of attempts), or already: once per job
-        callbacks.announce(ctx.db, ctx.celery, job_id, ctx.blobs)
+        callbacks.announce(ctx.db, ctx.celery, job_id, ctx.blobs, ctx.callback_viewer)
     return outcome
 
 

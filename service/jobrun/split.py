@@ -150,7 +150,7 @@ def _run_claimed_part(ctx: WorkerContext, claim: job_parts.PartClaim,
         except Stop as stop:
             if stop.reason == "cancelled":
                 job_parts.cancel_job(ctx.db, job_id)
-                callbacks.announce(ctx.db, ctx.celery, job_id, ctx.blobs)
+                callbacks.announce(ctx.db, ctx.celery, job_id, ctx.blobs, ctx.callback_viewer)
                 return "cancelled"
             return "lost"
         except OperationalError:
@@ -195,7 +195,8 @@ def merge_and_finish(ctx: WorkerContext, claim: jobs.Claim) -> str:
     if not done:
         return "lost"
     announce(ctx, claim.job_id)
-    callbacks.announce(ctx.db, ctx.celery, claim.job_id, ctx.blobs)  # its callback_url, as one worker sends it
+    # its callback_url, as one worker sends it
+    callbacks.announce(ctx.db, ctx.celery, claim.job_id, ctx.blobs, ctx.callback_viewer)
     return state
 
 

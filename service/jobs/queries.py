@@ -63,25 +63,27 @@ def jobs_now(st: ServiceState, job_ids: list[str]) -> dict[str, dict[str, Any]]:
         return {job.id: job_document(job) for job in s.scalars(select(Job).where(Job.id.in_(job_ids)))}
 
 
-def cancel_job(s: Session, st: ServiceState, token: Token, job_id: str) -> dict[str, Any]:
+def cancel_job(s: Session, st: ServiceState, token: Token, job_id: str,
+               viewer: callbacks.CallbackViewer | None = None) -> dict[str, Any]:
     """Cancel the caller's job -- at once when queued, at its next step when running -- and record its callback
-    if that ended it; the job as it is then. The callback's wake-up is sent after the commit."""
+    if that ended it (``viewer``: what it carries, where not the job document); the job as it is then. The
+    callback's wake-up is sent after the commit."""
     job = visible_row(s, Job, job_id, "job", token)
     cancel_in(s, job_id)
     s.refresh(job)
-    delivery = _record_callback(s, job, st.blobs)
+    delivery = _record_callback(s, job, st.blobs, viewer)
     document = job_document(job)
     if delivery is not None:
         after_commit(s, lambda: publish_deliveries(st.queue.celery, [delivery]))
     return document
 
 
-def _record_callback(s: Session, job: Job, blobs: BlobStore) -> str | None:
+def _record_callback(s: Session, job: Job, blobs: BlobStore, viewer: callbacks.CallbackViewer | None) -> str | None:
     """The job's callback delivery, if cancelling ended it; never fails the cancel (a savepoint keeps a refused
     row, recorded by a worker meanwhile, from undoing it)."""
     try:
         with savepoint(s):
-            return callbacks.record_in(s, job, blobs)
+            return callbacks.record_in(s, job, blobs, viewer)
     except Exception:
         log.exception("could not record the callback of job %s", job.id)
         return None

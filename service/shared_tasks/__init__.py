@@ -5,5 +5,6 @@
 may do what, ``phases`` which phase is open; ``leaderboard`` computes a leaderboard (``web.leaderboard_html``
 renders it for people); ``meta`` gives organisers measure advice (MU, discriminative power, correlations) over the
 leaderboard's submissions; ``events`` records the webhook events of a finished submission evaluation (the workers
-call it); ``webhooks`` holds an organiser's webhook subscriptions. Nothing is imported here.
+call it); ``webhooks`` holds an organiser's webhook subscriptions; ``report`` builds the end-of-task report (a
+worker, once; ``report_render`` typesets it). Nothing is imported here.
 """

@@ -17,6 +17,7 @@ from sqlalchemy.orm import Session
 
 from evalserve.service.core.config import Settings
 from evalserve.service.core.errors import ServiceError
+from evalserve.service.jobs.callbacks import SUBMISSION_CALLBACK_EVENT, Callback, submission_of
 from evalserve.service.shared_tasks.access import TaskAccess
 from evalserve.service.shared_tasks.outputs import ABSENT, submission_outs
 from evalserve.service.store.blobs import BlobStore
@@ -24,26 +25,8 @@ from evalserve.service.store.models import Job, JobState, Participant, Submissio
 from evalserve.service.webhooks import targets as webhook_targets
 from evalserve.service.webhooks.fairness import owner_key
 
-#: the event of a participant's callback: its submission's evaluation ended (succeeded, failed or cancelled)
-SUBMISSION_CALLBACK_EVENT = "submission.finished"
 
-
-@dataclasses.dataclass(frozen=True)
-class SubmissionCallback:
-    """What a submission job's callback sends (``payload``, as ``event``) and whose budget it spends (``owner``)."""
-
-    event: str
-    payload: dict[str, Any]
-    owner: str
-
-
-def submission_of(job: Job) -> str | None:
-    """The submission a job evaluates, if it is a task submission's evaluation."""
-    found = job.request.get("submission") if isinstance(job.request, dict) else None
-    return found if isinstance(found, str) else None
-
-
-def submission_callback(session: Session, blobs: BlobStore | None, job: Job) -> SubmissionCallback | None:
+def submission_callback(session: Session, blobs: BlobStore | None, job: Job) -> Callback | None:
     """The callback of a submission's evaluation job as its participant may see it; None for any other job."""
     sub_id = submission_of(job)
     sub = session.get(Submission, sub_id) if sub_id else None
@@ -60,7 +43,7 @@ def submission_callback(session: Session, blobs: BlobStore | None, job: Job) -> 
             and job.result_sha256 and blobs is not None:
         by_measure = next(iter(json.loads(blobs.get(session, job.result_sha256))["runs"].values()))
         payload["per_topic"] = {m: dict(by_measure[m]["per_topic"]) for m in task.measures}
-    return SubmissionCallback(SUBMISSION_CALLBACK_EVENT, payload, owner_key(session, participant.token_id))
+    return Callback(SUBMISSION_CALLBACK_EVENT, payload, owner_key(session, participant.token_id))
 
 
 def _plain(out: Any) -> dict[str, Any]:

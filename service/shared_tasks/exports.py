@@ -6,7 +6,6 @@ Flask-free; who may export is decided in one place (``may_export``)."""
 
 from __future__ import annotations
 
-import csv
 import io
 import json
 from collections.abc import Iterator
@@ -20,13 +19,10 @@ from evalserve.service.core.etags import etag_of
 from evalserve.service.core.problem_codes import ProblemCode
 from evalserve.service.shared_tasks.access import TaskAccess, task_access
 from evalserve.service.shared_tasks.leaderboard import candidates, judgments_version, phase_named, shown
+from evalserve.service.shared_tasks.per_topic_rows import COLUMNS, MEAN_TOPIC, Exported, Row, csv_pieces, long_rows
 from evalserve.service.store.blobs import BlobStore
 from evalserve.service.store.models import Token, as_utc, utcnow
 
-#: the export's columns, in order (CSV header, JSON ``columns``, Parquet schema)
-COLUMNS = ("submission", "team", "run", "baseline", "measure", "topic", "value")
-#: the topic of a row holding a measure's mean over the topics (as the offline CLI's CSV and trec_eval write it)
-MEAN_TOPIC = "all"
 FORMATS = ("csv", "json", "parquet")
 MEDIA = {"csv": "text/csv", "json": "application/json", "parquet": "application/vnd.apache.parquet"}
 INSTALL_PARQUET = "pip install 'evalserve[parquet]'"
@@ -42,18 +38,6 @@ def may_export(access: TaskAccess) -> None:
 
 
 @dataclass(frozen=True)
-class Exported:
-    """One submission's stored scores as exported: {measure: {topic: value}} and {measure: mean}."""
-
-    submission: str
-    team: str
-    run: str
-    baseline: bool
-    per_topic: dict[str, dict[str, float]]
-    means: dict[str, float]
-
-
-@dataclass(frozen=True)
 class PerTopicExport:
     """A task's per-topic export: which board (phase, version, selection), its measures and submissions."""
 
@@ -65,26 +49,13 @@ class PerTopicExport:
     submissions: list[Exported]
     tag: str
 
-    def rows(self) -> Iterator[tuple[str, str, str, bool, str, str, float]]:
-        """The long-format rows: per submission, per measure, every topic in the stored order, then the mean."""
-        for sub in self.submissions:
-            for measure in self.measures:
-                for topic, value in sub.per_topic[measure].items():
-                    yield sub.submission, sub.team, sub.run, sub.baseline, measure, topic, value
-                yield sub.submission, sub.team, sub.run, sub.baseline, measure, MEAN_TOPIC, sub.means[measure]
+    def rows(self) -> Iterator[Row]:
+        """The long-format rows (``per_topic_rows.long_rows``)."""
+        return long_rows(self.submissions, self.measures)
 
     def csv_lines(self) -> Iterator[str]:
-        """The CSV text, a line at a time (values as Python writes floats: ``repr``, exact)."""
-        buffer = io.StringIO()
-        writer = csv.writer(buffer, lineterminator="\n")
-        writer.writerow(COLUMNS)
-        for row in self.rows():
-            writer.writerow(row)
-            if buffer.tell() > 64 * 1024:
-                yield buffer.getvalue()
-                buffer.seek(0)
-                buffer.truncate()
-        yield buffer.getvalue()
+        """The CSV text, in pieces (streamed)."""
+        return csv_pieces(self.rows())
 
     def json_text(self) -> str:
         """The JSON document: the board's context, ``columns`` and ``rows`` in long format."""

@@ -236,14 +236,14 @@ class WaitingApp:
 
 
 def _may_park(scope: Scope) -> bool:
-    """A cheap first look: only ``GET /v1/jobs/...?wait=``, ``GET /v1/jobs/.../plot`` and ``GET
-    /v1/tasks/.../submissions/...?wait=`` may be parked (the view decides)."""
+    """A cheap first look: only ``GET /v1/jobs/...?wait=``, ``GET /v1/jobs/.../plot``, ``GET
+    /v1/tasks/.../submissions/...?wait=`` and ``GET /v1/tasks/.../report`` may be parked (the view decides)."""
     path = str(scope.get("path", ""))
     if scope.get("method") != "GET":
         return False
     waits = b"wait=" in scope.get("query_string", b"")
     if path.startswith("/v1/tasks/"):
-        return waits and "/submissions/" in path
+        return (waits and "/submissions/" in path) or path.endswith("/report")
     return path.startswith("/v1/jobs/") and (waits or path.endswith("/plot"))
 
 

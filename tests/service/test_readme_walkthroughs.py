@@ -161,6 +161,8 @@ def test_the_api_guide_runs_as_written(backend: str, stack: Callable[..., LiveSe
     assert "uogTr" in out[out.rindex("rank,"):]
     # the errors the guide shows on purpose are problem+json, never a traceback
     assert '"code": "invalid-upload"' in out
+    # the end-of-task report: built by the worker, its zip listed, its LaTeX source shown
+    assert "report/report.html" in out and "report/per-topic.csv" in out and "\\documentclass" in out
 
 
 @pytest.mark.parametrize("document", ["README.md", "docs/api.md"])

@@ -187,11 +187,13 @@ def test_a_participants_callback_is_recorded_on_its_own_budget_with_its_own_view
             Api.__init__(self, tmp, EVALSERVE_WEBHOOK_ALLOW_NETWORKS="127.0.0.1/32")
             from evalserve.service.access.tokens import create_token
             from evalserve.service.jobrun.context import WorkerContext
+            from evalserve.service.shared_tasks.callbacks import submission_callback
 
             db = self.app.extensions["evalserve"].db
             for name in ("carol", "dave"):
                 self.tokens[name] = create_token(db, name, ("read", "submit"))[1]
-            self.ctx = WorkerContext(self.settings, db, self.app.extensions["evalserve"].blobs)
+            self.ctx = WorkerContext(self.settings, db, self.app.extensions["evalserve"].blobs,
+                                     callback_viewer=submission_callback)  # as the workers' Celery app sets it
 
     api = CallbackApi(tmp_path)
     try:

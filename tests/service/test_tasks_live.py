@@ -248,6 +248,7 @@ AS_OTHER_PARTICIPANT: dict[tuple[str, str], int | str] = {
     ("GET", "/v1/tasks/{task_id}/per-topic"): 403,
     ("GET", "/v1/tasks/{task_id}/judgments"): 403, ("POST", "/v1/tasks/{task_id}/judgments"): 403,
     ("GET", "/v1/tasks/{task_id}/leaderboard"): "public", ("GET", "/v1/tasks/{task_id}/meta"): 403,
+    ("GET", "/v1/tasks/{task_id}/report"): 403,
     ("GET", "/v1/tasks/{task_id}/webhooks"): 403, ("POST", "/v1/tasks/{task_id}/webhooks"): 403,
     ("GET", "/v1/tasks/{task_id}/webhooks/{webhook_id}"): 403,
     ("DELETE", "/v1/tasks/{task_id}/webhooks/{webhook_id}"): 403,

@@ -58,6 +58,10 @@ RETRY_AFTER_MAX = 60.0
 LEADERBOARD_FORMATS = ("json", "csv", "latex", "html")
 #: the formats of a task's per-topic export (``per_topic_export``)
 PER_TOPIC_FORMATS = ("csv", "json", "parquet")
+#: an end-of-task report's formats and the suffix of the file ``Client.report`` saves
+REPORT_FORMATS = {"html": "html", "latex": "tex", "zip": "zip"}
+#: how long ``Client.report`` waits by default for a worker to build a report
+REPORT_WAIT_SECONDS = 300.0
 #: Page size for listing (the server's maximum).
 PAGE_SIZE = 100
 
@@ -570,6 +574,32 @@ class Client:
             document: dict[str, Any] = response.json()
             return document
         return response.text
+
+    def report(self, task: Ref, *, format: str = "zip", path: str | os.PathLike[str] | None = None,
+               phase: str | None = None, version: int | None = None,
+               timeout: float | None = REPORT_WAIT_SECONDS) -> Path:
+        """Save a task's end-of-task report (organisers) to ``path`` (default: ``{task}-report.{html|tex|zip}``
+        in the working directory) and return where: ``format`` html, latex or zip (HTML, LaTeX, CSVs, plots).
+        A worker builds it when first asked for; this waits for it (``Retry-After``), at most ``timeout``
+        seconds (None: for ever), then raises ``TimeoutError``."""
+        if format not in REPORT_FORMATS:
+            raise ValueError(f"unknown report format {format!r}; choose one of {', '.join(REPORT_FORMATS)}")
+        params: dict[str, str | int] = {"format": format}
+        if phase is not None:
+            params["phase"] = phase
+        if version is not None:
+            params["version"] = version
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while True:
+            response = self._send("GET", f"/v1/tasks/{_segment(task)}/report", params=params)
+            if response.status_code != 202:
+                break
+            if deadline is not None and time.monotonic() >= deadline:
+                raise TimeoutError(f"the report of task {task} is still being built after {timeout:g} s")
+            self._sleep(min(max(retry_after(response) or 1.0, 0.2), 10.0))
+        target = Path(path) if path is not None else Path(f"{_segment(task)}-report.{REPORT_FORMATS[format]}")
+        target.write_bytes(response.content)
+        return target
 
     # -- the catalogue and health --------------------------------------------------------------------------------
 

@@ -9,6 +9,7 @@ from evalserve.service.web.api import (
     invitations,
     jobs,
     measures,
+    reports,
     runs,
     task_exports,
     tasks,
@@ -17,4 +18,4 @@ from evalserve.service.web.api import (
 )
 
 BLUEPRINTS = (health.blp, measures.blp, catalogue.blp, collections.blp, runs.blp, evaluations.blp, jobs.blp, tasks.blp,
-              webhooks.blp, accounts.blp, invitations.blp, task_exports.blp, teams.blp)
+              webhooks.blp, accounts.blp, invitations.blp, task_exports.blp, reports.blp, teams.blp)

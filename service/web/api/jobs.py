@@ -15,6 +15,7 @@ from evalserve.service.core.errors import ServiceError
 from evalserve.service.core.etags import etag_of, matches
 from evalserve.service.core.longpoll import MAX_WAIT_SECONDS, wait_for_change
 from evalserve.service.jobs import queries as caller_jobs
+from evalserve.service.shared_tasks.callbacks import submission_callback
 from evalserve.service.store.models import FINAL_STATES
 from evalserve.service.web.api.conditional import if_none_match, not_modified, pending
 from evalserve.service.web.auth import current_token, require
@@ -83,7 +84,7 @@ class OneJob(MethodView):
     @blp.response(200, JobSchema)
     def delete(self, job_id: str) -> Any:
         """Cancel the job: at once when queued; a running job stops at its next step."""
-        return caller_jobs.cancel_job(session(), state(), current_token(), job_id)
+        return caller_jobs.cancel_job(session(), state(), current_token(), job_id, submission_callback)
 
 
 def tagged(document: dict[str, Any]) -> tuple[str, dict[str, Any]]:
