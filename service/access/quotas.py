@@ -27,7 +27,6 @@ from evalserve.service.store.models import (
     Collection,
     Job,
     JobState,
-    Participant,
     RunRecord,
     Submission,
     SubmissionEvaluation,
@@ -113,10 +112,10 @@ def _jobs_of(owner_id: str) -> ColumnElement[bool]:
     task's evaluation jobs, which the organiser owns) and the evaluations of their task submissions."""
     tokens = budget_tokens(owner_id)
     task_jobs = select(SubmissionEvaluation.job_id)
-    submitted = (select(SubmissionEvaluation.job_id)
+    submitted = (select(SubmissionEvaluation.job_id)  # by whoever submitted (a team has several users)
                  .join(Submission, Submission.id == SubmissionEvaluation.submission_id)
-                 .join(Participant, Participant.id == Submission.participant_id)
-                 .where(Participant.token_id.in_(tokens)))
+                 .join(RunRecord, RunRecord.id == Submission.run_id)
+                 .where(RunRecord.owner_id.in_(tokens)))
     return or_(and_(Job.owner_id.in_(tokens), Job.id.not_in(task_jobs)), Job.id.in_(submitted))
 
 

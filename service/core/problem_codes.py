@@ -98,6 +98,8 @@ class ProblemCode(StrEnum):
     LEADERBOARD_BLINDED = "leaderboard-blinded"  # 403: a blinded task's leaderboard before its date
     ALREADY_REGISTERED = "already-registered"  # 409: registering a token already registered for the task
     TEAM_TAKEN = "team-taken"  # 409: registering under a team name the task already has
+    PARTICIPANT_REMOVED = "participant-removed"  # 403: registering again, or joining, a team the organisers removed
+    SUBMISSION_WITHDRAWN = "submission-withdrawn"  # 409: choosing a withdrawn submission for the leaderboard
     PHASE_NOT_OPEN = "phase-not-open"  # 409: submitting when no phase of the task is open
     PHASE_CLOSED = "phase-closed"  # 409: submitting after the task's last phase closed
     TASK_FINAL = "task-final"  # 409: any write on a finalised task (submissions, selections, settings, phases, ...)

@@ -7,14 +7,23 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Literal
+from typing import Any, Literal
 
-from sqlalchemy import select
+from sqlalchemy import ColumnElement, and_, or_, select
 from sqlalchemy.orm import Session
 
 from evalserve.service.core.errors import ServiceError
 from evalserve.service.core.problem_codes import ProblemCode
-from evalserve.service.store.models import Participant, Scope, Task, TaskVisibility, Token, as_utc, utcnow
+from evalserve.service.store.models import (
+    Participant,
+    ParticipantMember,
+    Scope,
+    Task,
+    TaskVisibility,
+    Token,
+    as_utc,
+    utcnow,
+)
 
 Role = Literal["organiser", "participant", "public"]
 
@@ -63,9 +72,10 @@ def task_accesses(session: Session, tasks: Sequence[Task], token: Token | None) 
     """:func:`task_access` for a page of tasks, the caller's registrations read in one query."""
     mine: dict[str, Participant] = {}
     if token is not None and tasks:
-        rows = session.execute(select(Participant).where(Participant.task_id.in_([t.id for t in tasks]),
-                                                         Participant.token_id == token.id)).scalars()
-        mine = {p.task_id: p for p in rows}
+        rows = session.execute(acting_for(token).where(Participant.task_id.in_([t.id for t in tasks]))).scalars()
+        for p in rows:
+            if p.task_id not in mine or p.token_id == token.id:  # the token's own registration first
+                mine[p.task_id] = p
     return [_access(task, token, mine.get(task.id)) for task in tasks]
 
 
@@ -96,10 +106,22 @@ def participating(session: Session, task_id: str, token: Token | None) -> TaskAc
     return access
 
 
+def membership(token: Token) -> ColumnElement[bool]:
+    """Participants ``token`` acts for: the one it registered, and every team its user is a member of (removed
+    ones included; the caller filters)."""
+    member = select(ParticipantMember.participant_id).where(ParticipantMember.user_id == token.user_id)
+    return or_(Participant.token_id == token.id, Participant.id.in_(member))
+
+
+def acting_for(token: Token) -> Any:
+    """The query of the live (not removed) participants ``token`` acts for, in every task."""
+    return select(Participant).where(and_(membership(token), Participant.removed_at.is_(None)))
+
+
 def _participant(session: Session, task: Task, token: Token | None) -> Participant | None:
+    """The team the caller acts for in the task: the one its token registered (registrations made before teams
+    had members), else the one its user is a member of; None for a removed team."""
     if token is None:
         return None
-    found: Participant | None = session.execute(
-        select(Participant).where(Participant.task_id == task.id, Participant.token_id == token.id)
-    ).scalar_one_or_none()
-    return found
+    rows = list(session.execute(acting_for(token).where(Participant.task_id == task.id)).scalars())
+    return next((p for p in rows if p.token_id == token.id), rows[0] if rows else None)

@@ -21,9 +21,10 @@ from evalserve.service.access.tokens import new_token
 from evalserve.service.core.errors import ServiceError
 from evalserve.service.core.problem_codes import ProblemCode
 from evalserve.service.shared_tasks.access import organised_task
+from evalserve.service.shared_tasks.audit import Action, record
 from evalserve.service.shared_tasks.final import refuse_if_final
 from evalserve.service.shared_tasks.outputs import ParticipantOut
-from evalserve.service.shared_tasks.services import enrol
+from evalserve.service.shared_tasks.teams import enrol
 from evalserve.service.store.models import Invitation, Task, Token, as_utc, new_id, utcnow
 
 #: invitations made in one request at most
@@ -62,6 +63,8 @@ def create_invitations(s: Session, caller: Token, task_id: str, *, count: int, u
                          uses_left=uses, created_by=caller.id, created_at=utcnow(), expires_at=expires)
         s.add(row)
         made.append((row, code))
+    record(s, task.id, caller, Action.INVITATIONS_CREATED, None, ids=[row.id for row, _ in made], uses=uses,
+           team=team)
     s.flush()
     return [invitation_document(row, code) for row, code in made]
 
@@ -109,7 +112,25 @@ def redeem(s: Session, caller: Token | None, code: str, team: str | None, name: 
     if token is None:
         made, secret = new_token(s, f"{chosen} ({task.name})", SIGNUP_SCOPES, user_name=name or chosen)
         issued, token = Issued(made, secret), made
-    return Redeemed(enrol(s, token, row.task_id, chosen), issued)
+    # an invitation bound to a team's name (the organisers' choice) makes its holder a member of that team
+    participant = enrol(s, token, row.task_id, chosen, join=row.team is not None, via="invitation")
+    record(s, row.task_id, token, Action.INVITATION_REDEEMED, row.id, team=chosen, participant=participant.id,
+           new_user=issued is not None)
+    return Redeemed(participant, issued)
+
+
+def register_with_invitation(s: Session, caller: Token, task_id: str, code: str, team: str) -> Redeemed:
+    """``POST /v1/tasks/{id}/participants`` with an invitation code of that task as its ``code``: redeemed as
+    ``POST /v1/invitations/{code}`` (404 ``invitation-invalid`` for a code of another task)."""
+    row = s.scalar(select(Invitation).where(Invitation.code_hash == _hash(code)))
+    if row is None or row.task_id != task_id:
+        raise ServiceError(404, ProblemCode.INVITATION_INVALID, "no such invitation to this task (check the code)")
+    return redeem(s, caller, code, team, None)
+
+
+def is_invitation_code(code: str) -> bool:
+    """Does ``code`` look like an invitation code (not a task's registration code)?"""
+    return code.startswith("inv_")
 
 
 def redeemed_document(redeemed: Redeemed) -> dict[str, Any]:

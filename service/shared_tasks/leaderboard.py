@@ -6,7 +6,7 @@ serves it, the workers announce it in webhooks."""
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
 
@@ -65,14 +65,16 @@ def judgments_version(task: Task, version: int | None) -> int:
 
 
 def candidates(s: Session, task: Task, phase: Phase, version: int) -> list[Candidate]:
-    """Every submission of the phase evaluated (or being evaluated) at ``version``, oldest first."""
+    """Every submission of the phase evaluated (or being evaluated) at ``version``, oldest first; not those
+    withdrawn by their team, nor those of a team the organisers removed (``shared_tasks.teams``)."""
     rows = s.execute(
         select(Submission, Participant, RunRecord, Job)
         .join(Participant, Participant.id == Submission.participant_id)
         .join(SubmissionEvaluation, SubmissionEvaluation.submission_id == Submission.id)
         .join(RunRecord, RunRecord.id == SubmissionEvaluation.run_id)
         .join(Job, Job.id == SubmissionEvaluation.job_id)
-        .where(Submission.task_id == task.id, Submission.phase_id == phase.id, SubmissionEvaluation.version == version)
+        .where(Submission.task_id == task.id, Submission.phase_id == phase.id, SubmissionEvaluation.version == version,
+               Submission.withdrawn_at.is_(None), Participant.removed_at.is_(None))  # withdrawn, removed: off
         .order_by(Submission.submitted_at, Submission.id)
     ).all()
     return [Candidate(*row) for row in rows]
@@ -146,10 +148,16 @@ def ranked_board(s: Session, blobs: BlobStore, task: Task, phase: Phase | None, 
     part, done by a worker) into the served document; its last key is ``pending``."""
     picked = shown(cands, selection)
     entries = []
+    marks: dict[str, dict[str, Any]] = {}
     for c in picked:
         assert c.job.result_sha256 is not None
         result = json.loads(blobs.get(s, c.job.result_sha256))
-        entries.append(_entry(c, result, selection, c.submission.baseline))
+        entry = _entry(c, result, selection, c.submission.baseline)
+        mark = disqualification(c)
+        if mark is not None:  # shown, unranked, in no test: it moves nobody (the page shows why)
+            marks[entry.key] = mark
+            entry = replace(entry, ranked=False, extra={**entry.extra, "unranked": f"disqualified: {mark['reason']}"})
+        entries.append(entry)
     board = rank_entries(entries, list(task.measures), task.primary_measure, order=task.sort_order,
                          significance=SignificanceSettings(**{k: v for k, v in task.significance.items()}))
     document: dict[str, Any] = {
@@ -161,6 +169,20 @@ def ranked_board(s: Session, blobs: BlobStore, task: Task, phase: Phase | None, 
         "selection": selection,
         **board.as_dict(),
     }
+    for row in document["rows"]:
+        if row["key"] in marks:
+            row["disqualified"] = marks[row["key"]]
     document["final"] = final_block(s, task, version, document)
     document["pending"] = pending_count(cands)
     return TaskLeaderboard(board, document)
+
+
+def disqualification(c: Candidate) -> dict[str, Any] | None:
+    """Why a shown submission is not ranked: it, or its team, was disqualified (which, why, when); else None."""
+    if c.submission.disqualified_at is not None:
+        return {"scope": "submission", "reason": c.submission.disqualified_reason,
+                "at": as_utc(c.submission.disqualified_at).isoformat()}
+    if c.participant.disqualified_at is not None:
+        return {"scope": "team", "reason": c.participant.disqualified_reason,
+                "at": as_utc(c.participant.disqualified_at).isoformat()}
+    return None

@@ -22,6 +22,7 @@ from evalserve.service.store.models import (
     Job,
     JobState,
     Participant,
+    ParticipantMember,
     Phase,
     RunRecord,
     Submission,
@@ -128,18 +129,33 @@ class ParticipantOut:
     team: str
     registered_at: datetime
     submissions: int
+    members: int
+    removed: dict[str, Any] | None
+    disqualified: dict[str, Any] | None
+
+
+def marked(at: datetime | None, reason: str | None) -> dict[str, Any] | None:
+    """A removal or disqualification as shown: when and why (None: not)."""
+    return None if at is None else {"at": as_utc(at), "reason": reason}
 
 
 def participant_outs(s: Session, participants: Sequence[Participant]) -> list[ParticipantOut]:
-    """The participants with their submission counts, counted in one query."""
+    """The participants with their submission and member counts, counted in one query each."""
     counts: dict[str, int] = {}
+    members: dict[str, int] = {}
     if participants:
         ids = [p.id for p in participants]
         rows = s.execute(select(Submission.participant_id, func.count()).where(Submission.participant_id.in_(ids))
                          .group_by(Submission.participant_id))
         counts = {participant_id: count for participant_id, count in rows}
+        rows = s.execute(select(ParticipantMember.participant_id, func.count())
+                         .where(ParticipantMember.participant_id.in_(ids)).group_by(ParticipantMember.participant_id))
+        members = {participant_id: count for participant_id, count in rows}
     return [ParticipantOut(id=p.id, task=p.task_id, team=p.team, registered_at=as_utc(p.registered_at),
-                           submissions=counts.get(p.id, 0)) for p in participants]
+                           submissions=counts.get(p.id, 0), members=members.get(p.id, 0),
+                           removed=marked(p.removed_at, p.removed_reason),
+                           disqualified=marked(p.disqualified_at, p.disqualified_reason))
+            for p in participants]
 
 
 @dataclass(frozen=True)
@@ -176,6 +192,8 @@ class SubmissionOut:
     scores: Any
     scores_hidden_until: datetime | None
     evaluations: list[EvaluationOut]
+    withdrawn_at: datetime | None
+    disqualified: dict[str, Any] | None
     links: dict[str, str]
 
 
@@ -249,6 +267,9 @@ def _submission_out(sub: Submission, access: TaskAccess, participant: Participan
         **{key: current.get(key, ABSENT) for key in ("version", "state", "stage", "progress", "error", "scores")},
         scores_hidden_until=None if show_scores else as_utc(task.blinded_until),
         evaluations=evaluations,
+        withdrawn_at=as_utc(sub.withdrawn_at),
+        disqualified=marked(sub.disqualified_at, sub.disqualified_reason)
+        or marked(participant.disqualified_at, participant.disqualified_reason),
         links={"self": f"/v1/tasks/{task.id}/submissions/{sub.id}",
                "leaderboard": f"/v1/tasks/{task.id}/leaderboard"},
     )

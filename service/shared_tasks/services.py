@@ -23,7 +23,16 @@ from evalserve.service.inputs.uploads import check_runs, create_collection, stor
 from evalserve.service.jobs.kinds import EvaluationRequest
 from evalserve.service.jobs.lifecycle import create_job
 from evalserve.service.jobs.submit import canonical_measures
-from evalserve.service.shared_tasks.access import TaskAccess, organised_task, participating, task_access, task_accesses
+from evalserve.service.shared_tasks import teams
+from evalserve.service.shared_tasks.access import (
+    TaskAccess,
+    acting_for,
+    organised_task,
+    participating,
+    task_access,
+    task_accesses,
+)
+from evalserve.service.shared_tasks.audit import Action, record
 from evalserve.service.shared_tasks.final import refuse_if_final
 from evalserve.service.shared_tasks.meta import served_meta
 from evalserve.service.shared_tasks.outputs import (
@@ -132,7 +141,7 @@ def list_tasks(s: Session, st: ServiceState, token: Token | None, pagination: An
     if token is None:
         query = query.where(Task.visibility != TaskVisibility.PRIVATE)
     elif Scope.ADMIN not in token.scope_set:
-        mine = select(Participant.task_id).where(Participant.token_id == token.id)
+        mine = acting_for(token).with_only_columns(Participant.task_id)
         query = query.where(or_(Task.visibility != TaskVisibility.PRIVATE, Task.owner_id == token.id,
                                 Task.id.in_(mine)))
     rows = page_of(s, query, Task.created_at.desc(), pagination)
@@ -222,6 +231,7 @@ def update_task(s: Session, st: ServiceState, token: Token, task_id: str, body: 
     _check_visibility(task.visibility, as_utc(task.blinded_until))
     _check_registration(task.registration, task.registration_code)
     task.updated_at = utcnow()
+    record(s, task_id, token, Action.TASK_UPDATED, task_id, fields=sorted(body))
     _read_afresh(s)
     _refresh_later(s, st, task_id)
     return task_outs(s, [task_access(s, task_id, token)])[0]
@@ -242,6 +252,7 @@ def add_phase(s: Session, st: ServiceState, token: Token, task_id: str, body: di
     _unique_names([*phases, phase])
     _check_no_overlap(phases, phase)
     s.add(phase)
+    record(s, task_id, token, Action.PHASE_ADDED, phase.name)
     s.flush()
     _refresh_later(s, st, task_id)
     return phase_out(phase, utcnow())
@@ -260,6 +271,7 @@ def update_phase(s: Session, st: ServiceState, token: Token, task_id: str, name:
             setattr(phase, key, body[key])
     _check_phase_times(as_utc(phase.opens_at), as_utc(phase.closes_at))
     _check_no_overlap(phases, phase)
+    record(s, task_id, token, Action.PHASE_UPDATED, phase.name, fields=sorted(body))
     s.flush()
     _refresh_later(s, st, task_id)
     return phase_out(phase, utcnow())
@@ -295,25 +307,10 @@ def register(s: Session, st: ServiceState, token: Token, task_id: str, team: str
 
 
 def enrol(s: Session, token: Token, task_id: str, team: str) -> ParticipantOut:
-    """Register ``token`` for the task as ``team``, the caller's right to do so checked already (``register``: open
-    registration, the code or an organiser; ``invitations.redeem``: an invitation): 409 when the token is registered
-    already or the team name is taken."""
-    task = s.get(Task, task_id)
-    assert task is not None
-    refuse_if_final(task)
-    existing = s.execute(select(Participant).where(Participant.task_id == task_id,
-                                                   Participant.token_id == token.id)).scalar_one_or_none()
-    if existing is not None:
-        raise ServiceError(409, ProblemCode.ALREADY_REGISTERED, f"this token is registered for task {task_id} as team"
-                           f" {existing.team!r}")
-    taken = s.execute(select(Participant.id).where(Participant.task_id == task_id, Participant.team == team))
-    if taken.first() is not None:
-        raise ServiceError(409, ProblemCode.TEAM_TAKEN,
-                           f"the team name {team!r} is taken in task {task_id}; choose another")
-    participant = Participant(id=new_id("part"), task_id=task_id, token_id=token.id, team=team)
-    s.add(participant)
-    s.flush()
-    return participant_outs(s, [participant])[0]
+    """Register ``token``'s user for the task as a new team ``team``, the caller's right to do so checked already
+    (``register``: open registration, the code or an organiser): ``teams.enrol`` (409 ``task-final`` once the
+    task is finalised)."""
+    return teams.enrol(s, token, task_id, team)
 
 
 def _closed(task_id: str, phases: list[Phase], at: datetime) -> ServiceError:
@@ -403,7 +400,8 @@ def submit(s: Session, st: ServiceState, token: Token, task_id: str, upload: tup
     refuse_if_final(task)  # finalised meanwhile
     access = task_access(s, task_id, token)
     participant = access.participant
-    assert participant is not None  # registrations are never removed
+    if participant is None:  # removed by the organisers meanwhile
+        raise ServiceError(403, ProblemCode.PARTICIPANT_REMOVED, f"your team was removed from task {task_id}")
     phase = _submission_phase(s, access, phase_name, at)
     if not access.organiser:
         _check_quota(s, phase, participant, at)
@@ -501,6 +499,9 @@ def select_submission(s: Session, st: ServiceState, token: Token, task_id: str, 
     if sub is None or sub.task_id != task_id or (
             not access.organiser and (access.participant is None or sub.participant_id != access.participant.id)):
         raise ServiceError(404, ProblemCode.NOT_FOUND, f"no submission {submission_id} in task {task_id}")
+    if selected and sub.withdrawn_at is not None:
+        raise ServiceError(409, ProblemCode.SUBMISSION_WITHDRAWN, f"submission {submission_id} was withdrawn: it"
+                           " cannot be shown on the leaderboard")
     if selected:
         s.execute(update(Submission).where(Submission.participant_id == sub.participant_id,
                                            Submission.phase_id == sub.phase_id).values(selected=False))
@@ -536,6 +537,7 @@ def new_judgments(s: Session, st: ServiceState, token: Token, task_id: str, form
     version = TaskVersion(task_id=task.id, version=task.version, collection_id=collection.id,
                           note=form.get("note", ""))
     s.add(version)
+    record(s, task.id, token, Action.JUDGMENTS_INSTALLED, str(version.version), note=version.note)
     s.flush()
     job_ids = []
     submissions = s.execute(select(Submission).where(Submission.task_id == task.id)

@@ -11,7 +11,9 @@ of the inputs."""
 
 from __future__ import annotations
 
+import csv
 import hashlib
+import io
 import json
 import logging
 from collections.abc import Mapping, Sequence
@@ -29,6 +31,7 @@ from evalserve.service.shared_tasks.leaderboard import (
     SELECTIONS,
     Candidate,
     candidates,
+    disqualification,
     judgments_version,
     pending_count,
     phase_named,
@@ -50,6 +53,7 @@ from evalserve.service.store.models import (
     utcnow,
 )
 from evalserve.service.store.unit_of_work import after_commit
+from evaluation.csvcells import safe_cell
 from evaluation.leaderboard import to_csv, to_latex
 
 log = logging.getLogger(__name__)
@@ -79,7 +83,7 @@ def meta_key(task_id: str, phase: Phase | None, version: int, options: Mapping[s
 
 def inputs_of(task: Task, phase: Phase | None, version: int, picked: Sequence[Candidate]) -> str:
     """The fingerprint of everything a stored result shows or was computed from: the task's settings, the phase's
-    window and every submission shown (its team, run, description, flags and stored result)."""
+    window and every submission shown (its team, run, description, flags, stored result and disqualification)."""
     final = () if task.finalised_at is None else (as_utc(task.finalised_at),)  # a board of a final task says so
     return _digest(
         *final, task.name, task.description, list(task.measures), task.primary_measure, task.sort_order,
@@ -87,7 +91,7 @@ def inputs_of(task: Task, phase: Phase | None, version: int, picked: Sequence[Ca
         None if phase is None else (phase.name, as_utc(phase.opens_at), as_utc(phase.closes_at)),
         [(c.submission.id, c.submission.baseline, c.submission.selected, c.submission.description,
           as_utc(c.submission.submitted_at), c.participant.id, c.participant.team, c.run.name, c.job.id,
-          c.job.result_sha256) for c in picked])
+          c.job.result_sha256, disqualification(c)) for c in picked])
 
 
 def _store(s: Session, blobs: BlobStore, key: str, kind: str, task_id: str, inputs: str, payload: bytes,
@@ -122,9 +126,21 @@ def compute_leaderboard(s: Session, blobs: BlobStore, task: Task, phase: Phase |
     constant = None if final is None else {"final_at": final["at"], "final_hash": final["hash"]}
     note = None if final is None else (f"Final results (finalised {final['at']}; evalserve {final['evalserve']};"
                                        f" content hash {final['hash']})")
-    payload = {"json": text, "csv": to_csv(board.ranked, constant=constant),
+    reasons = {row["key"]: (row["disqualified"] or {}).get("reason") or "disqualified"
+               for row in document["rows"] if row.get("disqualified")}
+    payload = {"json": text, "csv": with_disqualified_column(to_csv(board.ranked, constant=constant), reasons),
                "latex": to_latex(board.ranked, caption=f"{task.name}: leaderboard", note=note)}
     return json.dumps(payload).encode()
+
+
+def with_disqualified_column(text: str, reasons: Mapping[str, str]) -> str:
+    """The engine's CSV with a last column ``disqualified``: the public reason of a disqualified row (its
+    ``rank`` is empty: unranked), empty for the others."""
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    for i, line in enumerate(csv.reader(io.StringIO(text))):
+        writer.writerow([*line, "disqualified" if i == 0 else safe_cell(reasons.get(line[1], ""))])
+    return out.getvalue()
 
 
 def refresh_board(s: Session, blobs: BlobStore, task: Task, phase: Phase | None, version: int, selection: str,
@@ -232,7 +248,7 @@ def _pending(s: Session, task: Task, phase: Phase, version: int, computed_at: da
              .join(Submission, Submission.id == SubmissionEvaluation.submission_id)
              .join(Job, Job.id == SubmissionEvaluation.job_id)
              .where(Submission.task_id == task.id, Submission.phase_id == phase.id,
-                    SubmissionEvaluation.version == version))
+                    SubmissionEvaluation.version == version, Submission.withdrawn_at.is_(None)))
     counts = s.execute(query).one()
     return int(counts[0] or 0) + int(counts[1] or 0), bool(counts[1])
 

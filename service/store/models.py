@@ -344,7 +344,8 @@ class Invitation(Base):
 
 
 class Participant(Base):
-    """A token registered to a task under a team name."""
+    """A team registered to a task: the token that registered it (``token_id``) and its member users
+    (``ParticipantMember``), who all submit for it within its quotas."""
 
     __tablename__ = "task_participants"
     id: Mapped[str] = mapped_column(String(40), primary_key=True)
@@ -355,9 +356,46 @@ class Participant(Base):
     #: that quotas hold under concurrent requests
     submissions_made: Mapped[int] = mapped_column(Integer, default=0)
     registered_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    #: removed by the organisers: its members act for it no more and its submissions leave the leaderboard (the
+    #: rows stay, ``shared_tasks.teams``)
+    removed_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+    removed_reason: Mapped[str | None] = mapped_column(Text, nullable=True)
+    #: disqualified by the organisers: its rows stay on the leaderboard, unranked, with this public reason
+    disqualified_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+    disqualified_reason: Mapped[str | None] = mapped_column(Text, nullable=True)
 
     __table_args__ = (Index("ux_task_participants_token", "task_id", "token_id", unique=True),
                       Index("ux_task_participants_team", "task_id", "team", unique=True))
+
+
+class ParticipantMember(Base):
+    """A user who acts for a team (with any of their tokens): at most one team per user and task."""
+
+    __tablename__ = "task_participant_members"
+    participant_id: Mapped[str] = mapped_column(ForeignKey("task_participants.id"), primary_key=True)
+    user_id: Mapped[str] = mapped_column(ForeignKey("users.id"), primary_key=True)
+    task_id: Mapped[str] = mapped_column(ForeignKey("tasks.id"))
+    joined_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+
+    __table_args__ = (Index("ux_task_participant_members_user", "task_id", "user_id", unique=True),)
+
+
+class TaskAuditEntry(Base):
+    """One action on a task, appended and never changed (``shared_tasks.audit``): who (user and token), what,
+    on what, why and when."""
+
+    __tablename__ = "task_audit"
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    task_id: Mapped[str] = mapped_column(ForeignKey("tasks.id"))
+    at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    user_id: Mapped[str | None] = mapped_column(String(40), nullable=True)
+    token_id: Mapped[str | None] = mapped_column(String(40), nullable=True)
+    action: Mapped[str] = mapped_column(String(60))
+    target: Mapped[str | None] = mapped_column(String(200), nullable=True)
+    reason: Mapped[str | None] = mapped_column(Text, nullable=True)
+    details: Mapped[dict[str, Any]] = mapped_column(default=dict)
+
+    __table_args__ = (Index("ix_task_audit_task", "task_id", "id"),)
 
 
 class Submission(Base):
@@ -373,6 +411,11 @@ class Submission(Base):
     baseline: Mapped[bool] = mapped_column(Boolean, default=False)
     selected: Mapped[bool] = mapped_column(Boolean, default=False)  # the participant's pick for the leaderboard
     submitted_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    #: withdrawn by its team while its phase was open: off the leaderboard, still stored
+    withdrawn_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+    #: disqualified by the organisers: on the leaderboard, unranked, with this public reason
+    disqualified_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+    disqualified_reason: Mapped[str | None] = mapped_column(Text, nullable=True)
 
 
 class SubmissionEvaluation(Base):

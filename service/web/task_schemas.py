@@ -154,7 +154,17 @@ class FinaliseSchema(ma.Schema):
 
 class RegistrationSchema(ma.Schema):
     team = ma.fields.String(required=True, validate=V.Length(min=1, max=200))
-    code = ma.fields.String(metadata={"description": "the registration code, for tasks that ask for one"})
+    code = ma.fields.String(metadata={"description": "the registration code, for tasks that ask for one; or an"
+                                      " invitation code of the task (one bound to an existing team joins it)"})
+
+
+#: characters of a reason given in a query string (a request line stays well under the server's limit)
+REASON_IN_QUERY = 200
+
+
+class MarkSchema(ma.Schema):
+    at = ma.fields.DateTime()
+    reason = ma.fields.String(allow_none=True)
 
 
 class ParticipantSchema(ma.Schema):
@@ -163,6 +173,44 @@ class ParticipantSchema(ma.Schema):
     team = ma.fields.String()
     registered_at = ma.fields.DateTime()
     submissions = ma.fields.Integer()
+    members = ma.fields.Integer(metadata={"description": "users who submit for the team"})
+    removed = ma.fields.Nested(MarkSchema, allow_none=True, metadata={"description": "removed by the organisers:"
+                                                                      " when and why"})
+    disqualified = ma.fields.Nested(MarkSchema, allow_none=True, metadata={
+        "description": "disqualified by the organisers: when and the public reason"})
+
+
+class ParticipantPatchSchema(ma.Schema):
+    disqualified = ma.fields.Boolean(required=True, metadata={
+        "description": "disqualify the team (its rows stay on the leaderboard, unranked), or reinstate it"})
+    reason = ma.fields.String(load_default=None, validate=V.Length(min=1, max=2000),
+                              metadata={"description": "the public reason (required to disqualify)"})
+
+
+class ReasonQuerySchema(ma.Schema):
+    reason = ma.fields.String(load_default=None, validate=V.Length(min=1, max=REASON_IN_QUERY),
+                              metadata={"description": "why (kept in the audit log)"})
+
+
+class MemberSchema(ma.Schema):
+    user = ma.fields.String()
+    name = ma.fields.String()
+    joined_at = ma.fields.DateTime()
+
+
+class AuditQuerySchema(ma.Schema):
+    action = ma.fields.String(metadata={"description": "only this action (participant.removed, ...)"})
+
+
+class AuditEntrySchema(ma.Schema):
+    id = ma.fields.Integer()
+    at = ma.fields.DateTime()
+    user = ma.fields.String(allow_none=True, metadata={"description": "who: the user"})
+    token = ma.fields.String(allow_none=True, metadata={"description": "who: the token's id"})
+    action = ma.fields.String()
+    target = ma.fields.String(allow_none=True, metadata={"description": "the participant, submission, phase..."})
+    reason = ma.fields.String(allow_none=True)
+    details = ma.fields.Dict()
 
 
 class TaskSubmissionFormSchema(ma.Schema):
@@ -183,8 +231,17 @@ class TaskSubmissionFilesSchema(ma.Schema):
 
 
 class SubmissionPatchSchema(ma.Schema):
-    selected = ma.fields.Boolean(required=True, metadata={
+    selected = ma.fields.Boolean(metadata={
         "description": "show this submission on the leaderboard instead of your latest"})
+    disqualified = ma.fields.Boolean(metadata={
+        "description": "organisers: disqualify it (it stays on the leaderboard, unranked) or reinstate it"})
+    reason = ma.fields.String(load_default=None, validate=V.Length(min=1, max=2000),
+                              metadata={"description": "the public reason (required to disqualify)"})
+
+    @ma.validates_schema
+    def _something(self, data: dict[str, Any], **_: Any) -> None:
+        if "selected" not in data and "disqualified" not in data:
+            raise ma.ValidationError("send selected or disqualified", "selected")
 
 
 class EvaluationStateSchema(ma.Schema):
@@ -220,6 +277,10 @@ class SubmissionSchema(ma.Schema):
                                                        " evaluated, or while a blinded task's scores are hidden"})
     scores_hidden_until = ma.fields.DateTime(allow_none=True)
     evaluations = ma.fields.List(ma.fields.Nested(EvaluationStateSchema))
+    withdrawn_at = ma.fields.DateTime(allow_none=True, metadata={"description": "withdrawn by its team: off the"
+                                                                 " leaderboard, still stored"})
+    disqualified = ma.fields.Nested(MarkSchema, allow_none=True, metadata={
+        "description": "disqualified (the submission or its team): when and the public reason"})
     links = ma.fields.Dict()
 
 

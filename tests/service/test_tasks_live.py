@@ -44,6 +44,7 @@ class Campaign:
     tokens: dict[str, str] = field(default_factory=dict)
     submissions: dict[str, str] = field(default_factory=dict)  # team member -> submission id
     runs: dict[str, str] = field(default_factory=dict)  # team member -> run id
+    participants: dict[str, str] = field(default_factory=dict)  # team member -> participant id
     receiver: Receiver | None = None
     secret: str = ""
 
@@ -103,7 +104,9 @@ def campaign(live: LiveService, shared_data: Path) -> Iterator[Campaign]:
         for who, filename in [*TEAMS.items(), ("alice", BASELINE)]:
             with c.http(who) as http:
                 team = "organisers" if who == "alice" else f"team-{who}"
-                assert http.post(f"/v1/tasks/{c.task}/participants", json={"team": team}).status_code == 201
+                registered = http.post(f"/v1/tasks/{c.task}/participants", json={"team": team})
+                assert registered.status_code == 201, registered.text
+                c.participants[who] = registered.json()["id"]
                 form = {"description": f"{filename} by {team}", "baseline": str(who == "alice").lower()}
                 r = http.post(f"/v1/tasks/{c.task}/submissions", data=form,
                               files={"run": (filename, (runs / filename).read_bytes())})
@@ -255,6 +258,10 @@ AS_OTHER_PARTICIPANT: dict[tuple[str, str], int | str] = {
     ("GET", "/v1/users"): 403, ("POST", "/v1/users"): 403,
     ("GET", "/v1/tasks/{task_id}/invitations"): 403, ("POST", "/v1/tasks/{task_id}/invitations"): 403,
     ("POST", "/v1/invitations/{code}"): 404,
+    ("DELETE", "/v1/tasks/{task_id}/participants/{participant_id}"): 403,
+    ("PATCH", "/v1/tasks/{task_id}/participants/{participant_id}"): 403,
+    ("GET", "/v1/tasks/{task_id}/participants/{participant_id}/members"): 404,
+    ("DELETE", "/v1/tasks/{task_id}/submissions/{submission_id}"): 404, ("GET", "/v1/tasks/{task_id}/audit"): 403,
 }
 #: operations an anonymous caller may use (a public task's pages, the catalogue, health); the rest answer 401
 ANONYMOUS_OK = {("GET", "/health"), ("GET", "/v1/measures"), ("GET", "/v1/measures/{name}"), ("GET", "/v1/tasks"),
@@ -269,7 +276,7 @@ def _request(c: Campaign, http: httpx.Client, method: str, template: str, job: s
     """The operation with every path parameter naming another's resource, and a body that would be valid."""
     values = {"collection_id": c.collection, "run_id": c.runs["bob"], "job_id": job, "task_id": c.task,
               "token_id": c.tokens["bob"].split("_")[1],
-              "submission_id": c.submissions["bob"], "webhook_id": webhook,
+              "submission_id": c.submissions["bob"], "webhook_id": webhook, "participant_id": c.participants["bob"],
               "name": "AP" if template.startswith("/v1/measures") else "test"}
     path = re.sub(r"\{(\w+)\}", lambda m: values.get(m.group(1), "AP"), template)
     run = ("r.txt", b"151 Q0 clueweb12-0000tw-00-00000 1 1.0 r\n")
@@ -295,6 +302,8 @@ def _request(c: Campaign, http: httpx.Client, method: str, template: str, job: s
         ("POST", "/v1/users"): {"json": {"name": "x"}},
         ("POST", "/v1/tasks/{task_id}/invitations"): {"json": {"count": 1}},
         ("POST", "/v1/invitations/{code}"): {"json": {"team": "x"}},
+        ("PATCH", "/v1/tasks/{task_id}/participants/{participant_id}"): {"json": {"disqualified": True,
+                                                                                "reason": "x"}},
     }
     return http.request(method, path, **bodies.get((method, template), {}))
 
@@ -373,3 +382,65 @@ def test_an_organiser_meta_evaluates_its_participants_runs_and_another_participa
         page = alice.get(f"/v1/tasks/{campaign.task}/meta", params={"format": "latex", "selection": "all"})
         assert page.status_code == 200 and page.headers["content-type"].startswith("application/x-latex")
         assert "\\begin{document}" in page.text
+
+
+# --- teams of several users, withdrawal, disqualification and the audit log -----------------------------------
+
+def _stored_board(c: Campaign, check: Any, timeout: float = 60) -> dict[str, Any]:
+    """The public leaderboard as an anonymous reader gets it, once a worker stored one that passes ``check``."""
+    deadline = time.monotonic() + timeout
+    with c.http(None) as anonymous:
+        while True:
+            r = anonymous.get(f"/v1/tasks/{c.task}/leaderboard")
+            board: dict[str, Any] = r.json()
+            if r.status_code == 200 and "Evalserve-Stale" not in r.headers and check(board):
+                return board
+            assert time.monotonic() < deadline, f"no stored board as expected: {r.status_code} {r.text[:1500]}"
+            time.sleep(0.3)
+
+
+def test_a_team_of_two_users_shares_its_quota_withdraws_and_is_audited(campaign: Campaign) -> None:
+    """A second user joins dave's team by a bound invitation (no token before); the team's quota (2 a day) is
+    shared; the new member withdraws a submission; carol's team is disqualified with a public reason and the
+    worker stores the board that shows it unranked; the audit log has it all."""
+    run = (campaign.data / "trec-web-2012-runs" / "runs" / TEAMS["dave"]).read_bytes()
+    task = campaign.task
+    with campaign.http("alice") as alice, campaign.http(None) as anonymous:
+        [bound] = alice.post(f"/v1/tasks/{task}/invitations", json={"team": "team-dave"}).json()
+        redeemed = anonymous.post(f"/v1/invitations/{bound['code']}", json={"name": "erin"})
+        assert redeemed.status_code == 201, redeemed.text
+        assert redeemed.json()["participant"]["id"] == campaign.participants["dave"]
+        campaign.tokens["erin"] = redeemed.json()["token"]["token"]
+        with campaign.http("erin") as erin, campaign.http("dave") as dave:
+            members = erin.get(f"/v1/tasks/{task}/participants/{campaign.participants['dave']}/members")
+            assert [m["name"] for m in members.json()] == ["dave", "erin"], members.text
+            second = erin.post(f"/v1/tasks/{task}/submissions", files={"run": ("erin.txt", run)})
+            assert second.status_code == 202, second.text
+            over = dave.post(f"/v1/tasks/{task}/submissions", files={"run": ("third.txt", run)})
+            assert over.status_code == 429 and over.json()["code"] == "quota-exceeded", over.text
+            withdrawn = erin.delete(f"/v1/tasks/{task}/submissions/{second.json()['id']}")
+            assert withdrawn.status_code == 200 and withdrawn.json()["withdrawn_at"], withdrawn.text
+            assert dave.get(f"/v1/tasks/{task}/submissions/{second.json()['id']}").json()["withdrawn_at"]
+        dq = alice.patch(f"/v1/tasks/{task}/participants/{campaign.participants['carol']}",
+                         json={"disqualified": True, "reason": "two accounts"})
+        assert dq.status_code == 200, dq.text
+        try:
+            board = _stored_board(campaign, lambda b: any(r.get("disqualified") for r in b["rows"]))
+            carol = [r for r in board["rows"] if r["extra"]["team"] == "team-carol"]
+            assert carol and carol[0]["rank"] is None and carol[0]["disqualified"]["reason"] == "two accounts"
+            assert [r["extra"]["team"] for r in board["rows"] if r.get("disqualified")] == ["team-carol"]
+            ranks = [r["rank"] for r in board["rows"] if r["rank"] is not None]
+            assert ranks == sorted(ranks) and ranks[0] == 1
+            dave_rows = [r["key"] for r in board["rows"] if r["extra"]["team"] == "team-dave"]
+            assert dave_rows == [campaign.submissions["dave"]], "the withdrawn submission is not shown"
+            log = alice.get(f"/v1/tasks/{task}/audit", params={"page_size": 100}).json()
+            actions = [e["action"] for e in log]
+            for action in ("participant.registered", "invitation.created", "invitation.redeemed",
+                           "participant.member_joined", "submission.withdrawn", "participant.disqualified"):
+                assert action in actions, actions
+            joined = next(e for e in log if e["action"] == "participant.member_joined")
+            assert joined["token"] == campaign.tokens["erin"].split("_")[1] and joined["at"]
+        finally:
+            alice.patch(f"/v1/tasks/{task}/participants/{campaign.participants['carol']}",
+                        json={"disqualified": False})
+        _stored_board(campaign, lambda b: not any(r.get("disqualified") for r in b["rows"]))

@@ -453,6 +453,49 @@ class Client:
         return self._json("PATCH", f"/v1/tasks/{_segment(task)}/submissions/{_segment(submission)}",
                           json={"selected": selected})
 
+    def withdraw_submission(self, task: Ref, submission: Ref, *, reason: str | None = None) -> dict[str, Any]:
+        """Withdraw your team's submission while its phase is open: off the leaderboard, still stored
+        (``withdrawn_at``); 409 ``phase-closed`` once the phase closed."""
+        params = {"reason": reason} if reason else None
+        return self._json("DELETE", f"/v1/tasks/{_segment(task)}/submissions/{_segment(submission)}", params=params)
+
+    def disqualify(self, task: Ref, *, submission: Ref | None = None, participant: Ref | None = None,
+                   reason: str | None = None, disqualified: bool = True) -> dict[str, Any]:
+        """Disqualify a submission or a whole team (organisers) with a public ``reason`` -- its rows stay on the
+        leaderboard, unranked -- or reinstate it (``disqualified=False``); returns the submission or participant."""
+        if (submission is None) == (participant is None):
+            raise ValueError("name a submission or a participant, not both")
+        body: dict[str, Any] = {"disqualified": disqualified}
+        if reason is not None:
+            body["reason"] = reason
+        if submission is not None:
+            return self._json("PATCH", f"/v1/tasks/{_segment(task)}/submissions/{_segment(submission)}", json=body)
+        assert participant is not None
+        return self._json("PATCH", f"/v1/tasks/{_segment(task)}/participants/{_segment(participant)}", json=body)
+
+    def remove_participant(self, task: Ref, participant: Ref, *, reason: str | None = None) -> dict[str, Any]:
+        """Remove a team from your task (organisers): its members act for it no more and its submissions leave
+        the leaderboard; nothing is deleted. Returns the participant with ``removed``."""
+        params = {"reason": reason} if reason else None
+        return self._json("DELETE", f"/v1/tasks/{_segment(task)}/participants/{_segment(participant)}",
+                          params=params)
+
+    def participants(self, task: Ref) -> list[dict[str, Any]]:
+        """The task's teams (organisers); a participant gets their own team only."""
+        found: list[dict[str, Any]] = self._send("GET", f"/v1/tasks/{_segment(task)}/participants").json()
+        return found
+
+    def members(self, task: Ref, participant: Ref) -> list[dict[str, Any]]:
+        """The users of a team (its members and the organisers): ``user``, ``name``, ``joined_at``."""
+        found: list[dict[str, Any]] = self._send(
+            "GET", f"/v1/tasks/{_segment(task)}/participants/{_segment(participant)}/members").json()
+        return found
+
+    def audit(self, task: Ref, *, action: str | None = None) -> list[dict[str, Any]]:
+        """Your task's audit log, newest first (organisers) -- all pages; ``action`` filters
+        (``participant.removed``, ``submission.withdrawn``, ...)."""
+        return self._all(f"/v1/tasks/{_segment(task)}/audit", {"action": action} if action else None)
+
     @overload
     def leaderboard(self, task: Ref, *, format: Literal["json"] = "json", phase: str | None = None,
                     version: int | None = None, selection: str = "latest") -> dict[str, Any]:

@@ -13,8 +13,9 @@ from evalserve.service.web.api import (
     runs,
     task_exports,
     tasks,
+    teams,
     webhooks,
 )
 
 BLUEPRINTS = (health.blp, measures.blp, catalogue.blp, collections.blp, runs.blp, evaluations.blp, jobs.blp, tasks.blp,
-              webhooks.blp, accounts.blp, invitations.blp, task_exports.blp, reports.blp)
+              webhooks.blp, accounts.blp, invitations.blp, task_exports.blp, reports.blp, teams.blp)

@@ -18,7 +18,7 @@ from werkzeug.http import http_date
 from evalserve.service.core.etags import etag_of, matches
 from evalserve.service.core.lru import TextCache
 from evalserve.service.shared_tasks import callbacks as participant_callbacks
-from evalserve.service.shared_tasks import services
+from evalserve.service.shared_tasks import invitations, services, teams
 from evalserve.service.shared_tasks.access import is_organiser
 from evalserve.service.shared_tasks.finalise import finalise
 from evalserve.service.shared_tasks.meta import render_meta
@@ -43,6 +43,7 @@ from evalserve.service.web.task_schemas import (
     PhaseInSchema,
     PhasePatchSchema,
     PhaseSchema,
+    ReasonQuerySchema,
     ReevaluationSchema,
     RegistrationSchema,
     SubmissionListQuerySchema,
@@ -197,8 +198,13 @@ class Participants(MethodView):
                       description="too many registration attempts for this task (EVALSERVE_REGISTER_RATE_LIMIT;"
                                   " Retry-After)")
     def post(self, body: dict[str, Any], task_id: str) -> Any:
-        """Register the caller for the task under a team name."""
-        return services.register(session(), state(), current_token(), task_id, body["team"], body.get("code")), 201
+        """Register the caller's user for the task under a team name; with an invitation code of the task
+        (``code``) bound to a team that exists already, join that team instead."""
+        code = body.get("code")
+        if code is not None and invitations.is_invitation_code(code):
+            return invitations.register_with_invitation(session(), current_token(), task_id, code, body["team"]
+                                                        ).participant, 201
+        return services.register(session(), state(), current_token(), task_id, body["team"], code), 201
 
 
 @blp.route("/<string:task_id>/submissions")
@@ -263,11 +269,37 @@ class OneSubmission(MethodView):
     @require("submit")
     @blp.arguments(SubmissionPatchSchema)
     @blp.response(200, SubmissionSchema)
+    @blp.alt_response(403, **FORBIDDEN)
     @blp.alt_response(404, **NOT_FOUND)
-    @blp.alt_response(409, **TASK_FINAL)
+    @blp.alt_response(409, schema=ProblemSchema, content_type=PROBLEM_JSON,
+                      description="the task is finalised (task-final); choosing a withdrawn submission"
+                                  " (submission-withdrawn)")
+    @blp.alt_response(422, schema=ProblemSchema, content_type=PROBLEM_JSON,
+                      description="neither selected nor disqualified sent; a disqualification without a reason")
     def patch(self, body: dict[str, Any], task_id: str, submission_id: str) -> Any:
-        """Choose this submission for the leaderboard (``{"selected": true}``) instead of your latest."""
-        return services.select_submission(session(), state(), current_token(), task_id, submission_id, body["selected"])
+        """Choose this submission for the leaderboard (``{"selected": true}``) instead of your latest; organisers
+        disqualify it with a public reason (``{"disqualified": true, "reason": "..."}``: it stays on the
+        leaderboard, unranked) or reinstate it (``{"disqualified": false}``)."""
+        token = current_token()
+        if "disqualified" in body:
+            teams.disqualify_submission(session(), state(), token, task_id, submission_id, body["disqualified"],
+                                        body["reason"])
+        if "selected" in body:
+            return services.select_submission(session(), state(), token, task_id, submission_id, body["selected"])
+        return services.get_submission(session(), state(), token, task_id, submission_id)
+
+    @require("submit")
+    @blp.arguments(ReasonQuerySchema, location="query")
+    @blp.response(200, SubmissionSchema)
+    @blp.alt_response(403, **FORBIDDEN)
+    @blp.alt_response(404, **NOT_FOUND)
+    @blp.alt_response(409, schema=ProblemSchema, content_type=PROBLEM_JSON,
+                      description="its phase has closed (phase-closed), or the task is finalised (task-final)")
+    def delete(self, query: dict[str, Any], task_id: str, submission_id: str) -> Any:
+        """Withdraw your team's submission while its phase is open: it leaves the leaderboard (your latest other
+        submission shows) and stays stored, marked ``withdrawn_at``; it still counts against the quota."""
+        return teams.withdraw_submission(session(), state(), current_token(), task_id, submission_id,
+                                         query["reason"])
 
 
 @blp.route("/<string:task_id>/submissions/<string:submission_id>/per-topic")

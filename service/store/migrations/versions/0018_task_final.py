@@ -1,7 +1,7 @@
 """tasks.finalised_at and tasks.final: a finalised task's frozen state and its final record
 
 Revision ID: 0018
-Revises: 0016
+Revises: 0017
 Create Date: 2026-11-27
 """
 
@@ -11,7 +11,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision = "0018"
-down_revision = "0016"
+down_revision = "0017"
 branch_labels = None
 depends_on = None
 
