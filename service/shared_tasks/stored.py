@@ -40,7 +40,7 @@ from evalserve.service.shared_tasks.leaderboard import (
 )
 from evalserve.service.shared_tasks.phases import task_phases
 from evalserve.service.store.blobs import BlobStore
-from evalserve.service.store.db import Database, savepoint
+from evalserve.service.store.db import Database, savepoint, take_write_lock
 from evalserve.service.store.models import (
     Job,
     JobState,
@@ -113,6 +113,15 @@ def _store(s: Session, blobs: BlobStore, key: str, kind: str, task_id: str, inpu
     return row
 
 
+def _finalised_meanwhile(s: Session, task_id: str, read: datetime | None) -> bool:
+    """Was the task finalised since it was read (``read``: its ``finalised_at`` then)? Asked of the database under
+    the task's lock (its row ``FOR UPDATE`` on PostgreSQL, the write lock on SQLite), which finalising holds too,
+    so the answer holds until the caller commits."""
+    take_write_lock(s)
+    finalised = s.execute(select(Task.finalised_at).where(Task.id == task_id).with_for_update()).scalar()
+    return finalised is not None and read is None
+
+
 def compute_leaderboard(s: Session, blobs: BlobStore, task: Task, phase: Phase | None, version: int,
                         selection: str, cands: list[Candidate], at: datetime) -> bytes:
     """The leaderboard ranked now (the significance tests run here), as the stored payload: the JSON text the API
@@ -152,8 +161,12 @@ def refresh_board(s: Session, blobs: BlobStore, task: Task, phase: Phase | None,
     row = s.get(StoredResult, key)
     if row is not None and (row.inputs == inputs or _frozen(task, row)):
         return row
-    at = utcnow()
+    at, read = utcnow(), task.finalised_at
     payload = compute_leaderboard(s, blobs, task, phase, version, selection, cands, at)
+    if _finalised_meanwhile(s, task.id, read):  # a worker that read the task before the freeze: its board is not
+        log.info("task %s was finalised while a leaderboard was computed: not stored", task.id)  # the final one
+        return row or StoredResult(key=key, kind=LEADERBOARD, task_id=task.id, inputs=STALE,
+                                   blob_sha256=blobs.put(s, payload), computed_at=at)
     return _store(s, blobs, key, LEADERBOARD, task.id, inputs, payload, at)
 
 

@@ -133,14 +133,8 @@ def disqualify_participant(s: Session, st: ServiceState, token: Token, task_id: 
     refuse_if_final(organised_task(s, task_id, token))
     _reason(disqualified, reason)
     participant = _task_participant(s, task_id, participant_id)
-    if disqualified:
-        participant.disqualified_at, participant.disqualified_reason = utcnow(), reason
-        record(s, task_id, token, Action.PARTICIPANT_DISQUALIFIED, participant.id, reason=reason,
-               team=participant.team)
-    elif participant.disqualified_at is not None:
-        participant.disqualified_at, participant.disqualified_reason = None, None
-        record(s, task_id, token, Action.PARTICIPANT_REINSTATED, participant.id, reason=reason,
-               team=participant.team)
+    _mark(s, token, task_id, participant, disqualified, reason,
+          (Action.PARTICIPANT_DISQUALIFIED, Action.PARTICIPANT_REINSTATED), team=participant.team)
     _refresh(s, st, task_id)
     return participant_outs(s, [participant])[0]
 
@@ -153,16 +147,22 @@ def disqualify_submission(s: Session, st: ServiceState, token: Token, task_id: s
     sub = s.get(Submission, submission_id)
     if sub is None or sub.task_id != task_id:
         raise ServiceError(404, ProblemCode.NOT_FOUND, f"no submission {submission_id} in task {task_id}")
-    if disqualified:
-        sub.disqualified_at, sub.disqualified_reason = utcnow(), reason
-        record(s, task_id, token, Action.SUBMISSION_DISQUALIFIED, sub.id, reason=reason,
-               participant=sub.participant_id)
-    elif sub.disqualified_at is not None:
-        sub.disqualified_at, sub.disqualified_reason = None, None
-        record(s, task_id, token, Action.SUBMISSION_REINSTATED, sub.id, reason=reason,
-               participant=sub.participant_id)
+    _mark(s, token, task_id, sub, disqualified, reason,
+          (Action.SUBMISSION_DISQUALIFIED, Action.SUBMISSION_REINSTATED), participant=sub.participant_id)
     _refresh(s, st, task_id)
     return sub
+
+
+def _mark(s: Session, token: Token, task_id: str, row: Participant | Submission, disqualified: bool,
+          reason: str | None, actions: tuple[Action, Action], **details: Any) -> None:
+    """Disqualify a team or a submission (``actions[0]`` in the audit log), or reinstate a disqualified one
+    (``actions[1]``); reinstating what is not disqualified changes and records nothing."""
+    if disqualified:
+        row.disqualified_at, row.disqualified_reason = utcnow(), reason
+        record(s, task_id, token, actions[0], row.id, reason=reason, **details)
+    elif row.disqualified_at is not None:
+        row.disqualified_at, row.disqualified_reason = None, None
+        record(s, task_id, token, actions[1], row.id, reason=reason, **details)
 
 
 def withdraw_submission(s: Session, st: ServiceState, token: Token, task_id: str, submission_id: str,

@@ -174,6 +174,12 @@ class LiveService:
             self.kill(self.api, sig)
             self.api = None
 
+    def restart(self) -> None:
+        """Stop the API and every worker (SIGTERM, as an operator would) and start an API and a worker again."""
+        self.stop()
+        self.start_api()
+        self.start_worker()
+
     def stop(self) -> None:
         for proc in self.workers:
             self.kill(proc, signal.SIGTERM)

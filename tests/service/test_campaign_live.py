@@ -9,7 +9,6 @@ every read and after the API and the worker are restarted."""
 from __future__ import annotations
 
 import json
-import signal
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -189,12 +188,7 @@ def test_the_final_hash_and_bytes_hold_across_reads_and_restarts(campaign: Campa
         before = {fmt: anonymous.get(path, params={"format": fmt}) for fmt in ("json", "csv", "html")}
         again = anonymous.get(path, params={"format": "json"})
     assert again.text == before["json"].text and again.json()["final"]["hash"] == campaign.record["hash"]
-    live.stop_api()
-    for worker in live.workers:
-        live.kill(worker, signal.SIGTERM)
-    live.workers.clear()
-    live.start_api()
-    live.start_worker()
+    live.restart()
     with httpx.Client(base_url=live.url, timeout=60) as anonymous:
         for fmt, answer in before.items():
             after = anonymous.get(path, params={"format": fmt})

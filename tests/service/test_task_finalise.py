@@ -226,3 +226,23 @@ def test_a_task_finalised_with_public_per_topic_scores_lets_everyone_who_sees_it
         assert exported.status_code == 200, exported.get_data(as_text=True)
         assert exported.json["rows"], "every shown submission's per-topic scores"
     assert api.client.get(f"/v1/tasks/{opened}/per-topic").status_code == 401, "a token is still asked for"
+
+
+def test_a_worker_that_read_the_task_before_the_freeze_never_replaces_the_final_board(api: TaskApi) -> None:
+    """The race the whole-campaign test caught: a refresh that read the task before it was finalised finishes
+    after: its board (not final) is not stored over the final one."""
+    from evalserve.service.shared_tasks.leaderboard import phase_named
+    from evalserve.service.shared_tasks.stored import refresh_board
+    from evalserve.service.store.models import Task, utcnow
+
+    task_id = _campaign(api)
+    state = api.app.extensions["evalserve"]
+    with state.db.session() as s:
+        task = s.get(Task, task_id)  # read before the freeze, as a worker's refresh does
+        assert task is not None and task.finalised_at is None
+        phase = phase_named(s, task, None, utcnow())
+        record = api.call("POST", f"/v1/tasks/{task_id}/finalise", "alice").json  # meanwhile, in the API
+        refresh_board(s, state.blobs, task, phase, task.version, "latest")
+        s.commit()
+    board = _board(api, task_id, who=None)
+    assert board["final"] is not None and board["final"]["hash"] == record["hash"]

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import csv
 import io
-import signal
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -117,12 +116,7 @@ def test_the_hash_and_bytes_survive_a_restart(finalised: Finalised) -> None:
     path = f"/v1/tasks/{finalised.task}/leaderboard"
     with finalised.http(None) as anonymous:
         before = {fmt: anonymous.get(path, params={"format": fmt}) for fmt in ("json", "csv", "latex")}
-    live.stop_api()
-    for worker in live.workers:
-        live.kill(worker, signal.SIGTERM)
-    live.workers.clear()
-    live.start_api()
-    live.start_worker()
+    live.restart()
     with finalised.http(None) as anonymous, finalised.http("bob") as bob:
         for fmt, answer in before.items():
             again = anonymous.get(path, params={"format": fmt})

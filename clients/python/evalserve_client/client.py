@@ -432,11 +432,7 @@ class Client:
         ``selection`` as for ``leaderboard``. Others get ``ApiError`` 403 ``organisers-only``."""
         if format not in PER_TOPIC_FORMATS:
             raise ValueError(f"unknown export format {format!r}; choose one of {', '.join(PER_TOPIC_FORMATS)}")
-        params: dict[str, str | int] = {"format": format, "selection": selection}
-        if phase is not None:
-            params["phase"] = phase
-        if version is not None:
-            params["version"] = version
+        params: dict[str, str | int] = {"format": format, "selection": selection, **_board(phase, version)}
         response = self._send("GET", f"/v1/tasks/{_segment(task)}/per-topic", params=params)
         if format == "json":
             document: dict[str, Any] = response.json()
@@ -530,11 +526,7 @@ class Client:
         """The leaderboard exactly as the server renders it (``format``: json, csv, latex or html)."""
         if format not in LEADERBOARD_FORMATS:
             raise ValueError(f"unknown leaderboard format {format!r}; choose one of {', '.join(LEADERBOARD_FORMATS)}")
-        params: dict[str, str | int] = {"format": format, "selection": selection}
-        if phase is not None:
-            params["phase"] = phase
-        if version is not None:
-            params["version"] = version
+        params: dict[str, str | int] = {"format": format, "selection": selection, **_board(phase, version)}
         path = f"/v1/tasks/{_segment(task)}/leaderboard"
         deadline = time.monotonic() + LEADERBOARD_WAIT_SECONDS
         while True:  # the server stores leaderboards: while its worker stores a newer one it says so (or 202)
@@ -564,11 +556,7 @@ class Client:
         ``correlation`` (the server refuses any other with ``ApiError`` 422)."""
         if format not in ("json", "html", "latex"):
             raise ValueError(f"unknown measure advice format {format!r}; choose one of json, html, latex")
-        params: dict[str, Any] = {"format": format, "selection": selection, **options}
-        if phase is not None:
-            params["phase"] = phase
-        if version is not None:
-            params["version"] = version
+        params: dict[str, Any] = {"format": format, "selection": selection, **options, **_board(phase, version)}
         response = self._send("GET", f"/v1/tasks/{_segment(task)}/meta", params=params)
         if format == "json":
             document: dict[str, Any] = response.json()
@@ -584,11 +572,7 @@ class Client:
         seconds (None: for ever), then raises ``TimeoutError``."""
         if format not in REPORT_FORMATS:
             raise ValueError(f"unknown report format {format!r}; choose one of {', '.join(REPORT_FORMATS)}")
-        params: dict[str, str | int] = {"format": format}
-        if phase is not None:
-            params["phase"] = phase
-        if version is not None:
-            params["version"] = version
+        params: dict[str, str | int] = {"format": format, **_board(phase, version)}
         deadline = None if timeout is None else time.monotonic() + timeout
         while True:
             response = self._send("GET", f"/v1/tasks/{_segment(task)}/report", params=params)
@@ -776,6 +760,16 @@ def ref(value: Ref) -> str:
         return str(value["id"])
     return str(value)
 
+
+
+def _board(phase: str | None, version: int | None) -> dict[str, str | int]:
+    """The query naming a task's board: its phase and judgments version, when given (the server's defaults else)."""
+    chosen: dict[str, str | int] = {}
+    if phase is not None:
+        chosen["phase"] = phase
+    if version is not None:
+        chosen["version"] = version
+    return chosen
 
 def _segment(value: Ref) -> str:
     """An id as one URL path segment (percent-encoded, so that no id can reach another path)."""
