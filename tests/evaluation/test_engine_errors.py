@@ -134,8 +134,8 @@ def test_unknown_measure(files: dict[str, str]) -> None:
 
 def test_unknown_meta_evaluation_method_or_option() -> None:
     _refused(MetaOptionError, "invalid-meta-request", "unknown meta-evaluation method 'vibes'; choose one of"
-             " unanimity, discriminative-power, significance, correlation, preference-agreement, scenarios,"
-             " robustness", lambda: options_for("vibes", {}))
+             " unanimity, discriminative-power, significance, correlation, advice, preference-agreement,"
+             " scenarios, robustness", lambda: options_for("vibes", {}))
     _refused(MetaOptionError, "invalid-meta-request", "unanimity has no option resamples; it takes against, strict",
              lambda: options_for("unanimity", {"resamples": 5}))
     _refused(MetaOptionError, "invalid-meta-request", "discriminative-power: alpha must be between 0 and 1",

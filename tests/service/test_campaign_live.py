@@ -4,15 +4,21 @@ organiser user; the organiser makes a task with a phase and ten invitations; ten
 joins a team through a code bound to it); every team submits with a long-poll and its own callback; one team
 withdraws a submission, one is disqualified; the organiser closes the phase and finalises; then every write is
 refused (409 ``task-final``) for every kind of caller, and the final leaderboard's hash and bytes are the same on
-every read and after the API and the worker are restarted."""
+every read and after the API and the worker are restarted. The campaign's end-of-task zip (the second done-when)
+renders in headless Chromium with every plot, compiles with pdflatex in two passes, and its per-topic scores equal
+``evalserve evaluate --per-topic`` offline for every evaluated submission."""
 
 from __future__ import annotations
 
+import csv
+import io
 import json
+import zipfile
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -20,7 +26,12 @@ import pytest
 from evalserve_client import ApiError, Client
 from evalserve_client.webhooks import verify_signature
 
+from evalserve.cli.main import main as cli_main
+from tests.browser import chromium, dump_dom, parse_html  # noqa: F401 -- chromium is a fixture
+from tests.latex import pdflatex  # noqa: F401 -- a fixture
 from tests.service.live import LiveService
+from tests.service.test_task_report import ZIP_FILES, compile_twice
+from tests.service.test_task_report_live import PROBE
 from tests.service.webhook_receiver import Receiver
 
 #: callbacks go to a receiver on 127.0.0.1; eleven redemptions come from one address (the default is 10 an hour)
@@ -55,6 +66,7 @@ class Campaign:
     tokens: dict[str, str] = field(default_factory=dict)  # team (and "team-03b", its second user) -> token
     participants: dict[str, str] = field(default_factory=dict)  # team -> participant id
     submitted: dict[str, dict[str, Any]] = field(default_factory=dict)  # submission id -> the 202's body
+    runs: dict[str, bytes] = field(default_factory=dict)  # submission id -> the run it sent
     spare_code: str = ""  # an invitation nobody redeemed before the task was final
     withdrawn: str = ""
     record: dict[str, Any] = field(default_factory=dict)
@@ -65,11 +77,12 @@ class Campaign:
 
 def _submit(c: Campaign, who: str, team_number: int, variant: int = 0) -> dict[str, Any]:
     """A team's submission with its own callback, waited for with long-polls; the evaluated submission."""
+    run = _run(team_number, variant)
     with c.client(c.tokens[who]) as client:
-        done = client.submit_to_task(c.task, _run(team_number, variant), description=f"{who} v{variant}",
+        done = client.submit_to_task(c.task, run, description=f"{who} v{variant}",
                                      callback_url=f"{c.receiver.url}/{who}", wait=True, timeout=120)
     assert done["state"] == "succeeded", done
-    c.submitted[done["id"]] = done
+    c.submitted[done["id"]], c.runs[done["id"]] = done, run
     return done
 
 
@@ -196,3 +209,39 @@ def test_the_final_hash_and_bytes_hold_across_reads_and_restarts(campaign: Campa
     with campaign.client(campaign.organiser) as organiser:
         assert organiser.finalise(campaign.task) == campaign.record
         assert organiser.task(campaign.task)["final"]["hash"] == campaign.record["hash"]
+
+
+def test_the_end_of_task_zip_renders_compiles_and_equals_the_offline_per_topic_scores(
+        campaign: Campaign, chromium: str, pdflatex: str, tmp_path: Path,  # noqa: F811
+        capsys: pytest.CaptureFixture[str]) -> None:
+    with campaign.client(campaign.organiser) as organiser:
+        archive = organiser.report(campaign.task, format="zip", path=tmp_path / "report.zip", timeout=240)
+    with zipfile.ZipFile(archive) as z:
+        files = {name.removeprefix("report/"): z.read(name) for name in z.namelist()}
+    assert set(files) == ZIP_FILES
+
+    page = tmp_path / "html" / "report.html"  # every plot loaded and drawn in headless Chromium
+    page.parent.mkdir()
+    page.write_text(files["report.html"].decode().replace("</body>", PROBE + "</body>"), encoding="utf-8")
+    dom = parse_html(dump_dom(chromium, page.as_uri(), flags=("--virtual-time-budget=5000",)))
+    images = json.loads(dom.find("body").attrs["data-images"])
+    assert images and all(width > 0 and height > 0 for _, width, height in images), images
+    assert "Final results" in dom.text() and campaign.record["hash"] in dom.text()
+    compile_twice(pdflatex, files, tmp_path / "latex")  # two passes, no column-width or label warnings
+
+    qrels = tmp_path / "qrels.txt"
+    qrels.write_bytes(_qrels())
+    rows = list(csv.DictReader(io.StringIO(files["per-topic.csv"].decode())))
+    evaluated = {r["submission"] for r in rows}
+    assert evaluated == set(campaign.submitted) - {campaign.withdrawn}, "every evaluated submission but the withdrawn"
+    for submission in sorted(evaluated):
+        run, out = tmp_path / f"{submission}.run", tmp_path / f"{submission}.json"
+        run.write_bytes(campaign.runs[submission])
+        capsys.readouterr()
+        assert cli_main(["evaluate", "--qrels", str(qrels), "--run", str(run), "-m", *MEASURES, "--per-topic",
+                         "--topics", "complete", "--format", "json", "-o", str(out)]) == 0
+        offline = next(iter(json.loads(out.read_text())["runs"].values()))
+        expected = {(m, topic): value for m in MEASURES for topic, value in offline[m]["per_topic"].items()}
+        expected |= {(m, "all"): offline[m]["mean"] for m in MEASURES}
+        assert {(r["measure"], r["topic"]): float(r["value"]) for r in rows if r["submission"] == submission} \
+            == expected, submission

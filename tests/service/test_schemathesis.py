@@ -43,6 +43,9 @@ SAMPLES = Path(__file__).resolve().parents[2] / "evalserve" / "samples"
 CHECKS = [not_a_server_error, status_code_conformance, content_type_conformance, response_schema_conformance,
           response_headers_conformance, ignored_auth, missing_required_header, unsupported_method,
           allow_header_conformance]
+#: what gunicorn answers (text/plain, before the app sees the request) to a request line over its 4,094-byte limit:
+#: schemathesis's negative examples of operations with several string query parameters reach it (docs/api.md)
+FRONT_REFUSAL = 414
 #: generated examples per operation and mode: bounded so that both backends run in well under a minute
 MAX_EXAMPLES = 20
 #: the seeded webhook points at 127.0.0.1:9: the operator allows it (webhooks go to public hosts only)
@@ -119,7 +122,11 @@ schema = schemathesis.pytest.from_fixture("api_schema")
           suppress_health_check=list(HealthCheck))
 def test_served_api_conforms_to_its_document(case: Any, live: LiveService, seeded: dict[str, str]) -> None:
     aim_at_stored(case, seeded)
-    case.call_and_validate(headers={"Authorization": f"Bearer {live.token}"}, checks=CHECKS, timeout=30)
+    response = case.call(headers={"Authorization": f"Bearer {live.token}"}, timeout=30)
+    if response.status_code == FRONT_REFUSAL:  # gunicorn's own answer, before the app: not the document's to give
+        assert b"Request line is too large" in response.content, response.content[:200]
+        return
+    case.validate_response(response, checks=CHECKS)
 
 
 def test_requests_schemathesis_broke_are_answered_as_documented(live: LiveService, seeded: dict[str, str]) -> None:
