@@ -94,16 +94,17 @@ def records(labels: Mapping[str, Mapping[str, Any]]) -> list[dict[str, Any]]:
             for item, value in items.items()]
 
 
-def run_pyevall(gold: Sequence[Mapping[str, Any]], pred: Sequence[Mapping[str, Any]], metrics: Sequence[str],
-                params: Mapping[str, Any] | None = None) -> dict[str, Any]:
-    """PyEvALL's report for PyEvALL JSON records ``gold`` and ``pred`` (``{"metrics": ..., "files": ...}``)."""
+def run_pyevall(gold: Sequence[Mapping[str, Any]] | str, pred: Sequence[Mapping[str, Any]] | str,
+                metrics: Sequence[str], params: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """PyEvALL's report (``{"metrics": ..., "files": ...}``) for ``gold`` and ``pred``: PyEvALL JSON records, or
+    a file's text as it is (PyEvALL's TSV/CSV wrappers)."""
     python = pyevall_python()
     with tempfile.TemporaryDirectory(prefix="evalserve-pyevall-") as folder:
         paths = []
-        for name, data in (("pred.json", pred), ("gold.json", gold), ("metrics.json", list(metrics)),
-                           ("params.json", dict(params or {}))):
+        for name, data in (("pred", pred), ("gold", gold), ("metrics", list(metrics)),
+                           ("params", dict(params or {}))):
             path = Path(folder) / name
-            path.write_text(json.dumps(data))
+            path.write_text(data if isinstance(data, str) else json.dumps(data))
             paths.append(str(path))
         done = subprocess.run([str(python), "-c", _SCRIPT, *paths], capture_output=True, text=True,
                               timeout=600, cwd=folder)

@@ -14,7 +14,8 @@ from typing import Any
 import numpy as np
 import pytest
 
-from evaluation.formats.pyevall_labels import labels_from_records
+from evaluation.formats.pyevall_labels import labels_from_records, read_pyevall_labels
+from evaluation.formats.source import Blob
 from evaluation.measures.classification.mono import MEASURES, MonoResult, evaluate_mono
 from tests.pyevall_oracle import results
 
@@ -80,6 +81,21 @@ def assert_parity(mine: dict[str, MonoResult], report: dict[str, Any], measures:
 def test_every_measure_matches_pyevall(pyevall: Run, seed: int) -> None:
     gold, pred = shared_task(seed)
     assert_parity(ours(gold, pred, ALL), pyevall(gold, pred, ALL), ALL)
+
+
+@pytest.mark.parametrize(("delimiter", "header"), [("\t", True), ("\t", False), (",", True)])
+def test_tsv_and_csv_files_read_as_pyevall_reads_them(pyevall: Run, delimiter: str, header: bool) -> None:
+    """The same task written in PyEvALL's TSV/CSV wrappers, read by evalserve's reader and by PyEvALL."""
+    gold, pred = shared_task(13)
+
+    def text(records: list[dict[str, Any]]) -> str:
+        lines = [delimiter.join(("test_case", "id", "value"))] if header else []
+        lines += [delimiter.join((r["test_case"], r["id"], r["value"])) for r in records]
+        return "\n".join(lines) + "\n"
+
+    g = read_pyevall_labels(Blob.from_bytes(text(gold).encode(), "gold"), gold=True)
+    p = read_pyevall_labels(Blob.from_bytes(text(pred).encode(), "pred"))
+    assert_parity(evaluate_mono(g, p, ALL), pyevall(text(gold), text(pred), ALL), ALL)
 
 
 def test_parameters_match_pyevall(pyevall: Run) -> None:
