@@ -187,3 +187,44 @@ def test_many_items_vectorised() -> None:
     got = evaluate_mono(MonoLabels({"T": (ids, gold_labels)}), MonoLabels({"T": (ids[::-1], pred_labels[::-1])}),
                         ALL)
     assert got["Accuracy"].mean == pytest.approx(float(np.mean(gold_labels == pred_labels)))
+
+
+PYEVALL_REPO = "EVALSERVE_PYEVALL_REPO"
+
+
+def test_pyevall_own_classification_tests(pyevall: Run) -> None:
+    """PyEvALL's own classification test inputs (its GitHub repository's ``test/resources/metric/test/
+    classification``, 25 gold/system pairs; not in the PyPI package, and under a research-only licence, so not
+    copied here): set ``$EVALSERVE_PYEVALL_REPO`` to a checkout of UNEDLENAR/PyEvALL to run them. Every pair,
+    every measure, against PyEvALL 0.2.11 within 1e-9 (the measures with PyEvALL's bugs above excepted where
+    they fire)."""
+    import os
+    from pathlib import Path
+
+    root = os.environ.get(PYEVALL_REPO)
+    if not root:
+        pytest.skip(f"set {PYEVALL_REPO} to a checkout of github.com/UNEDLENAR/PyEvALL to run its own tests")
+    folder = Path(root) / "test" / "resources" / "metric" / "test" / "classification"
+    for i in range(1, 26):
+        gold_text = (folder / "gold" / "1" / f"GOLD{i}.txt").read_text()
+        pred_text = (folder / "predictions" / "1" / f"SYS{i}.txt").read_text()
+        g = read_pyevall_labels(Blob.from_bytes(gold_text.encode(), "gold"), gold=True)
+        p = read_pyevall_labels(Blob.from_bytes(pred_text.encode(), "pred"))
+        measures = [m for m in ALL if m != "ICMNorm" or len(set(g.cases[next(iter(g.cases))][1].tolist())) > 1]
+        assert_parity(evaluate_mono(g, p, measures), pyevall(gold_text, pred_text, measures), measures)
+
+
+def test_pyevall_double_implementation_case_23() -> None:
+    """PyEvALL's test case 23 (its repository's ``test/``: gold 1 TRUE, 2 TRUE, 3-5 B; system 1 TRUE, 2 TRUE,
+    3 B and 7 B, an id the gold lacks) against the values of PyEvALL's independent double implementation
+    (``Double_imp_2.txt``, 3 decimals): no oracle needed."""
+    gold = "test_case\tid\tvalue\n23\t1\tTRUE\n23\t2\tTRUE\n23\t3\tB\n23\t4\tB\n23\t5\tB"
+    pred = "test_case\tid\tvalue\n23\t1\tTRUE\n23\t2\tTRUE\n23\t3\tB\n23\t7\tB"
+    got = evaluate_mono(read_pyevall_labels(Blob.from_bytes(gold.encode(), "gold"), gold=True),
+                        read_pyevall_labels(Blob.from_bytes(pred.encode(), "pred")), ALL)
+    expected = {"Accuracy": 0.6, "SystemPrecision": 0.75, "Kappa": 0.444, "ICM": 0.381}
+    for name, value in expected.items():
+        assert round(got[name].mean or 0.0, 3) == value, name
+    for name in ("Precision", "Recall", "FMeasure"):  # Precision_TRUE, Recall_TRUE, Fmeasure_TRUE
+        classes = got[name].per_test_case["23"].classes
+        assert classes is not None and classes["TRUE"] == 1.0, name
