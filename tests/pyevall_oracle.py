@@ -63,7 +63,8 @@ def pyevall_python() -> Path:
         shutil.rmtree(build)
         try:
             subprocess.run([sys.executable, "-m", "venv", str(build)], check=True, capture_output=True)
-            subprocess.run([str(build / "bin" / "python"), "-m", "pip", "install", "-q", f"pyevall=={VERSION}"],
+            subprocess.run([str(build / "bin" / "python"), "-m", "pip", "install", "-q",
+                            "--retries", "2", "--timeout", "30", f"pyevall=={VERSION}"],
                            check=True, capture_output=True, timeout=INSTALL_TIMEOUT)
         except subprocess.CalledProcessError as exc:
             shutil.rmtree(build, ignore_errors=True)
