@@ -111,11 +111,15 @@ def _delimited(text: str, log: ProblemLog) -> list[Item]:
     delimiter = "\t" if len(first.split("\t")) >= 3 else ","
     what = "TSV" if delimiter == "\t" else "CSV"
     items: list[Item] = []
+    lines = text.splitlines()
     rows = csv.reader(io.StringIO(text), delimiter=delimiter, quotechar='"')
     for number, row in enumerate(rows, 1):
         if number == 1 and [c.strip() for c in row] == list(FIELDS):
             continue
         if not row or (len(row) == 1 and not row[0].strip()):
+            if number < len(lines):  # a blank line before the end; the last line's newline is not one
+                log.add("blank-line", f"a blank line: PyEvALL reads it as an item with no test case and refuses the"
+                        f" whole {what} file; skipped here", severity="warning", line=number)
             continue
         if len(row) != 3:
             log.add("wrong-column-count", f"PyEvALL {what} has 3 columns (test_case, id, value), not {len(row)}",

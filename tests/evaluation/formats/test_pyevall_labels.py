@@ -87,6 +87,12 @@ def test_tsv_problems() -> None:
                              ("warning", "numeric-label", 4, 3)]
 
 
+def test_a_blank_line_is_a_warning() -> None:
+    parsed = parse("T1\ta\tpos\n\nT1\tb\tneg\n")
+    assert found(parsed) == [("warning", "blank-line", 2, None)]
+    assert as_dict(parsed.unwrap()) == {"T1": {"a": "pos", "b": "neg"}}
+
+
 def test_an_empty_gold_value_drops_its_prediction() -> None:
     gold = parse("T1\ta\tpos\nT1\tb\t\nT1\tc\tneg\n", gold=True).unwrap()
     pred = parse("T1\ta\tpos\nT1\tb\tneg\nT1\tc\tneg\n").unwrap()
