@@ -229,3 +229,25 @@ def test_pyevall_double_implementation_case_23() -> None:
     for name in ("Precision", "Recall", "FMeasure"):  # Precision_TRUE, Recall_TRUE, Fmeasure_TRUE
         classes = got[name].per_test_case["23"].classes
         assert classes is not None and classes["TRUE"] == 1.0, name
+
+
+def test_validation_flags_the_records_pyevall_flags(pyevall: Run) -> None:
+    """PyEvALL's format checks (duplicated id: an error; empty value: a warning) name the same records as the
+    reader's problems (PyEvALL counts records from 1; one record per line after the ``[`` line here)."""
+    import json
+
+    from evaluation.formats.pyevall_labels import parse_pyevall_labels
+
+    gold = [{"test_case": "T", "id": "a", "value": "x"}, {"test_case": "T", "id": "a", "value": "y"},
+            {"test_case": "T", "id": "b", "value": ""}, {"test_case": "T", "id": "c", "value": "y"},
+            {"test_case": "U", "id": "c", "value": "y"}, {"test_case": "U", "id": "c", "value": ""}]
+    text = "[\n" + ",\n".join(json.dumps(r) for r in gold) + "\n]\n"
+    files = pyevall(gold, gold[3:], ["Accuracy"])["files"]["gold"]["errors"]
+    theirs = {"duplicate-id": files["FORMAT_IDS_REPEATED_ROW_ERROR"]["lines"],
+              "empty-value": files["FORMAT_EMPTY_VALUE_ROW_WARNING"]["lines"]}
+    parsed = parse_pyevall_labels(Blob.from_bytes(text.encode(), "gold"), gold=True)
+    mine: dict[str, list[int]] = {}
+    for problem in parsed.problems:
+        assert problem.line is not None
+        mine.setdefault(problem.code, []).append(problem.line - 1)
+    assert mine == theirs
