@@ -20,12 +20,11 @@ from typing import Any
 
 import numpy as np
 
-from evaluation.formats.pyevall_run import _JsonItems, _kind
+from evaluation.formats.pyevall_run import FIELDS, _JsonItems, _kind
 from evaluation.formats.source import Blob, SourceLike, parse_source
 from evaluation.measures.classification.cases import MonoLabels
 from evaluation.problems import Parsed, Problem, ProblemLog
 
-FIELDS = ("test_case", "id", "value")
 NULLS = {"", "nan", "none", "null"}
 #: (test_case, id, label or None when empty, line, column) per item, in file order
 Item = tuple[str, str, "str | None", int | None, int | None]
@@ -60,24 +59,9 @@ class _LabelItems(_JsonItems):
         super().__init__(data, log)
 
     def _item(self, value: Any, start: int, end: int) -> None:
-        if not isinstance(value, dict):
-            self._add("item-not-object", f"each item is a {{test_case, id, value}} object, not {_kind(value)}", start)
+        ok = self._fields_ok(value, start, end, lambda name: isinstance(name, str), "a string (PyEvALL's schema)")
+        if ok is None:
             return
-        ok = True
-        for key in value:
-            if key not in FIELDS:
-                self._add("unknown-field", f"unknown field {key!r}: an item has only test_case, id and value",
-                          self._key_at(key, start, end))
-                ok = False
-        for key in FIELDS:
-            if key not in value:
-                self._add("missing-field", f"the item has no {key!r} field", start)
-                ok = False
-        for key in ("test_case", "id"):
-            if key in value and not isinstance(value[key], str):
-                self._add("field-not-string", f"{key} must be a string (PyEvALL's schema), not {_kind(value[key])}",
-                          self._key_at(key, start, end))
-                ok = False
         label = value.get("value")
         at = self._key_at("value", start, end)
         if "value" in value and not _label_ok(label, lambda code, message: self._add(code, message, at)):

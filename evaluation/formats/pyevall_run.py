@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -145,10 +146,13 @@ class _JsonItems:
         if at < len(self.text):
             self._add("json-syntax", "not valid JSON: text after the end of the list", at)
 
-    def _item(self, value: Any, start: int, end: int) -> None:
+    def _fields_ok(self, value: Any, start: int, end: int, name_ok: Callable[[Any], bool], names: str) -> bool | None:
+        """Check an item's fields (every problem reported): None when it is not an object, else whether it has
+        exactly test_case, id and value, with a test_case and an id that ``name_ok`` accepts (``names``: what
+        they must be, for the message)."""
         if not isinstance(value, dict):
             self._add("item-not-object", f"each item is a {{test_case, id, value}} object, not {_kind(value)}", start)
-            return
+            return None
         ok = True
         for key in value:
             if key not in FIELDS:
@@ -160,10 +164,16 @@ class _JsonItems:
                 self._add("missing-field", f"the item has no {key!r} field", start)
                 ok = False
         for key in ("test_case", "id"):
-            if key in value and not _label(value[key]):
-                self._add("field-not-string", f"{key} must be a string or an integer, not {_kind(value[key])}",
+            if key in value and not name_ok(value[key]):
+                self._add("field-not-string", f"{key} must be {names}, not {_kind(value[key])}",
                           self._key_at(key, start, end))
                 ok = False
+        return ok
+
+    def _item(self, value: Any, start: int, end: int) -> None:
+        ok = self._fields_ok(value, start, end, _label, "a string or an integer")
+        if ok is None:
+            return
         position = value.get("value")
         if "value" in value and _position(position) is None:
             self._add("position-not-integer", f"value {json.dumps(position)[:120]} is not an integer position:"
