@@ -4,7 +4,7 @@ the URL and a secret shown once in the 202; a delivery row stored before anythin
 HMAC signature, retries and sweeper). What it carries is what that participant may see and nothing more: its own
 submission as its ``GET`` shows it (state, its own means unless the task hides scores; never the organiser's job
 or another team's), and its per-topic scores only when the task gives per-topic feedback. Its deliveries count
-against the participant's own budget (``webhooks.fairness``), not the organiser's. Flask-free."""
+against the budget of the team member who submitted (``webhooks.fairness``), not the organiser's. Flask-free."""
 
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ from evalserve.service.jobs.callbacks import SUBMISSION_CALLBACK_EVENT, Callback
 from evalserve.service.shared_tasks.access import TaskAccess
 from evalserve.service.shared_tasks.outputs import ABSENT, submission_outs
 from evalserve.service.store.blobs import BlobStore
-from evalserve.service.store.models import Job, JobState, Participant, Submission, Task
+from evalserve.service.store.models import Job, JobState, Participant, RunRecord, Submission, Task
 from evalserve.service.webhooks import targets as webhook_targets
 from evalserve.service.webhooks.fairness import owner_key
 
@@ -43,7 +43,9 @@ def submission_callback(session: Session, blobs: BlobStore | None, job: Job) -> 
             and job.result_sha256 and blobs is not None:
         by_measure = next(iter(json.loads(blobs.get(session, job.result_sha256))["runs"].values()))
         payload["per_topic"] = {m: dict(by_measure[m]["per_topic"]) for m in task.measures}
-    return Callback(SUBMISSION_CALLBACK_EVENT, payload, owner_key(session, participant.token_id))
+    run = session.get(RunRecord, sub.run_id)  # uploaded by the member who submitted: whose budget it spends
+    return Callback(SUBMISSION_CALLBACK_EVENT, payload,
+                    owner_key(session, run.owner_id if run is not None else participant.token_id))
 
 
 def _plain(out: Any) -> dict[str, Any]:

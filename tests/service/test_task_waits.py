@@ -217,5 +217,16 @@ def test_a_participants_callback_is_recorded_on_its_own_budget_with_its_own_view
         assert {k: payload[k] for k in ("id", "state", "scores", "team")} == \
             {k: mine[k] for k in ("id", "state", "scores", "team")}
         assert "per_topic" not in payload and payload["evaluations"][0]["job"] is None
+        # a second member of bob's team (joined with a code bound to it): its callback spends its own budget
+        [bound] = api.call("POST", f"/v1/tasks/{task}/invitations", "alice", json={"team": "team-bob"}).json
+        assert api.call("POST", f"/v1/invitations/{bound['code']}", "dave", json={}).status_code == 201
+        by_dave = api.submit(task, "dave", "mid", callback_url="http://127.0.0.1:9/dave")
+        assert by_dave.status_code == 202 and by_dave.json["team"] == "team-bob", by_dave.json
+        api.work()
+        with db.session() as s:
+            row = s.execute(select(WebhookDelivery).where(WebhookDelivery.payload["id"].as_string()
+                                                          == by_dave.json["id"])).scalar_one()
+            dave = s.execute(select(Token).where(Token.name == "dave")).scalar_one()
+            assert row.owner == budget_owner(dave) != budget_owner(bob)
     finally:
         api.app.extensions["evalserve"].db.dispose()
