@@ -112,3 +112,8 @@ class ProblemSchema(ma.Schema):
     detail = ma.fields.String()
     code = ma.fields.String()
     problems = ma.fields.List(ma.fields.Dict())
+
+
+#: how the OpenAPI document describes the 409 of every write on a finalised task (``shared_tasks.final``)
+TASK_FINAL = {"schema": ProblemSchema, "content_type": PROBLEM_JSON,
+              "description": "the task is finalised: no write is accepted, by anyone (task-final)"}

@@ -333,17 +333,22 @@ class ReevaluationSchema(ma.Schema):
     jobs = ma.fields.List(ma.fields.String(), metadata={"description": "one re-evaluation job per submission"})
 
 
-class LeaderboardQuerySchema(ma.Schema):
-    format = ma.fields.String(load_default=ResultFormat.JSON.value,
-                              validate=V.OneOf([f.value for f in LEADERBOARD_FORMATS]))
+class BoardQuerySchema(ma.Schema):
+    """Which of a task's boards a read is about: a phase and a judgments version (the server's defaults else)."""
+
     phase = ma.fields.String(metadata={"description": "default: the phase open now, else the last one"})
     version = ma.fields.Integer(validate=V.Range(1, 1000000),
                                 metadata={"description": "judgments version (default: current)"})
+
+
+class LeaderboardQuerySchema(BoardQuerySchema):
+    format = ma.fields.String(load_default=ResultFormat.JSON.value,
+                              validate=V.OneOf([f.value for f in LEADERBOARD_FORMATS]))
     selection = ma.fields.String(load_default="latest", validate=V.OneOf(("latest", "all")), metadata={
         "description": "latest: each participant's chosen or latest evaluated submission; all: every one"})
 
 
-class TaskMetaQuerySchema(ma.Schema):
+class TaskMetaQuerySchema(BoardQuerySchema):
     """Every option is honoured; any other query parameter is refused (422), never ignored."""
 
     class Meta:
@@ -353,9 +358,6 @@ class TaskMetaQuerySchema(ma.Schema):
         "description": "json: the document; html: a page; latex: a document pdflatex compiles"})
     selection = ma.fields.String(load_default="latest", validate=V.OneOf(("latest", "all")), metadata={
         "description": "latest: the submissions the leaderboard shows; all: every evaluated submission"})
-    phase = ma.fields.String(metadata={"description": "default: the phase open now, else the last one"})
-    version = ma.fields.Integer(validate=V.Range(1, 1000000),
-                                metadata={"description": "judgments version (default: current)"})
     resamples = ma.fields.Integer(load_default=1000, validate=V.Range(100, 100000),
                                   metadata={"description": "bootstrap samples of discriminative power"})
     alpha = ma.fields.Float(load_default=0.05, validate=V.Range(0.0, 1.0, min_inclusive=False, max_inclusive=False))

@@ -12,10 +12,9 @@ from flask_smorest import Blueprint
 
 from evalserve.service.shared_tasks import invitations
 from evalserve.service.web.api.accounts import IssuedTokenSchema
-from evalserve.service.web.api.tasks import TASK_FINAL
 from evalserve.service.web.auth import ANYONE, caller_or_none, current_token, require
 from evalserve.service.web.context import session
-from evalserve.service.web.problems import PROBLEM_JSON, ProblemSchema
+from evalserve.service.web.problems import PROBLEM_JSON, TASK_FINAL, ProblemSchema
 from evalserve.service.web.schemas import UtcDateTime
 from evalserve.service.web.task_schemas import ParticipantSchema
 

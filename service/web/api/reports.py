@@ -26,6 +26,7 @@ from evalserve.service.web.api.conditional import if_none_match, not_modified, p
 from evalserve.service.web.auth import current_token, require
 from evalserve.service.web.context import session, state
 from evalserve.service.web.problems import PROBLEM_JSON, ProblemSchema
+from evalserve.service.web.task_schemas import BoardQuerySchema
 from evalserve.service.web.waiting import Answer, Park, offer_park
 
 blp = Blueprint("reports", __name__, url_prefix="/v1/tasks", description="End-of-task reports")
@@ -41,13 +42,10 @@ REPORT_WAIT_SECONDS = 30.0
 REPORT_RETRY_AFTER = 1
 
 
-class ReportQuerySchema(ma.Schema):
+class ReportQuerySchema(BoardQuerySchema):
     format = ma.fields.String(load_default="html", validate=V.OneOf(tuple(FORMATS)),
                               metadata={"description": "html (plots embedded), latex (its plots are in the zip), or"
                                         " zip (HTML, LaTeX sources, CSVs, plots as SVG and PNG)"})
-    phase = ma.fields.String(metadata={"description": "default: the phase open now, else the last one"})
-    version = ma.fields.Integer(validate=V.Range(1, 1000000),
-                                metadata={"description": "judgments version (default: current)"})
 
 
 @blp.route("/<string:task_id>/report")

@@ -15,18 +15,16 @@ from evalserve.service.web.api.conditional import if_none_match, not_modified
 from evalserve.service.web.auth import caller_or_none, require
 from evalserve.service.web.context import session, state
 from evalserve.service.web.problems import PROBLEM_JSON, ProblemSchema
+from evalserve.service.web.task_schemas import BoardQuerySchema
 
 blp = Blueprint("task_exports", __name__, url_prefix="/v1/tasks", description="Shared tasks and leaderboards")
 
 V = ma.validate
 
 
-class PerTopicExportQuerySchema(ma.Schema):
+class PerTopicExportQuerySchema(BoardQuerySchema):
     format = ma.fields.String(load_default="csv", validate=V.OneOf(exports.FORMATS),
                               metadata={"description": "csv (default), json or parquet (a server with pyarrow)"})
-    phase = ma.fields.String(metadata={"description": "default: the phase open now, else the last one"})
-    version = ma.fields.Integer(validate=V.Range(1, 1000000),
-                                metadata={"description": "judgments version (default: current)"})
     selection = ma.fields.String(load_default="latest", validate=V.OneOf(("latest", "all")), metadata={
         "description": "latest: each participant's chosen or latest evaluated submission (as the leaderboard);"
                        " all: every evaluated one"})

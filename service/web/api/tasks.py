@@ -30,7 +30,7 @@ from evalserve.service.web.auth import ANYONE, caller_or_none, current_token, re
 from evalserve.service.web.context import session, state
 from evalserve.service.web.idempotency import idempotent
 from evalserve.service.web.leaderboard_html import render_leaderboard_html
-from evalserve.service.web.problems import PROBLEM_JSON, ProblemSchema
+from evalserve.service.web.problems import PROBLEM_JSON, TASK_FINAL, ProblemSchema
 from evalserve.service.web.schemas import CollectionFilesSchema
 from evalserve.service.web.task_schemas import (
     FinaliseSchema,
@@ -68,9 +68,6 @@ NOT_FOUND = {"schema": ProblemSchema, "content_type": PROBLEM_JSON,
              "description": "no such task (or a private one the caller does not take part in)"}
 FORBIDDEN = {"schema": ProblemSchema, "content_type": PROBLEM_JSON,
              "description": "the caller's role does not allow this (organisers only, or not registered)"}
-#: what every write on a finalised task answers (``shared_tasks.final``)
-TASK_FINAL = {"schema": ProblemSchema, "content_type": PROBLEM_JSON,
-              "description": "the task is finalised: no write is accepted, by anyone (task-final)"}
 
 
 @blp.route("")

@@ -13,7 +13,7 @@ from flask_smorest import Blueprint
 from evalserve.service.shared_tasks import audit, teams
 from evalserve.service.web.auth import caller_or_none, current_token, require
 from evalserve.service.web.context import session, state
-from evalserve.service.web.problems import PROBLEM_JSON, ProblemSchema
+from evalserve.service.web.problems import PROBLEM_JSON, TASK_FINAL, ProblemSchema
 from evalserve.service.web.task_schemas import (
     AuditEntrySchema,
     AuditQuerySchema,
@@ -28,8 +28,6 @@ blp = Blueprint("teams", __name__, url_prefix="/v1/tasks", description="Task tea
 FORBIDDEN = {"schema": ProblemSchema, "content_type": PROBLEM_JSON, "description": "organisers only"}
 NOT_FOUND = {"schema": ProblemSchema, "content_type": PROBLEM_JSON,
              "description": "no such task or participant (or one the caller may not see)"}
-TASK_FINAL = {"schema": ProblemSchema, "content_type": PROBLEM_JSON,
-              "description": "the task is finalised: no write is accepted, by anyone (task-final)"}
 
 
 @blp.route("/<string:task_id>/participants/<string:participant_id>")

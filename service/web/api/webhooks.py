@@ -11,11 +11,10 @@ from flask_smorest import Blueprint
 
 from evalserve.service.shared_tasks import webhooks as task_webhooks
 from evalserve.service.store.models import WEBHOOK_EVENTS, DeliveryState
-from evalserve.service.web.api.tasks import TASK_FINAL
 from evalserve.service.web.auth import caller_or_none, require
 from evalserve.service.web.context import session, state
 from evalserve.service.web.idempotency import idempotent
-from evalserve.service.web.problems import PROBLEM_JSON, ProblemSchema
+from evalserve.service.web.problems import PROBLEM_JSON, TASK_FINAL, ProblemSchema
 from evalserve.service.web.schemas import UtcDateTime
 from evalserve.service.webhooks import delivery as webhooks
 
