@@ -5,35 +5,18 @@ and ``submit_to_task(wait=True)`` long-poll (the first GET at once, then ``?wait
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
 import httpx
 import pytest
 from evalserve_client import ApiError, Client
 
-from tests.client.test_client_logic import URL, FakeTime, Recorder, problem
+from tests.client import test_tasks_client as _tasks_client
+from tests.client.test_client_logic import FakeTime, Recorder, problem
 
-
-@pytest.fixture
-def fake_time() -> FakeTime:
-    return FakeTime()
-
-
-@pytest.fixture
-def scripted(fake_time: FakeTime) -> Iterator[Callable[..., Client]]:
-    made: list[Client] = []
-
-    def make(recorder: Recorder) -> Client:
-        client = Client(URL, "es_abc_secret", transport=httpx.MockTransport(recorder))
-        client._sleep = fake_time.sleep
-        client._clock = fake_time.clock
-        made.append(client)
-        return client
-
-    yield make
-    for c in made:
-        c.close()
+#: the SDK tests' fixtures: a fake clock and clients on scripted answers
+fake_time, scripted = _tasks_client.fake_time, _tasks_client.scripted
 
 
 def _sub(state: str, **extra: Any) -> dict[str, Any]:
