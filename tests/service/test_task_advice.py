@@ -5,22 +5,14 @@ never ignored; and a task's organiser (nobody else) may meta-evaluate the runs s
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
-
-import pytest
 
 from tests.browser import chromium  # noqa: F401
 from tests.latex import compile_pdf, pdflatex  # noqa: F401
 from tests.service.test_api import _file, _is_problem
-from tests.service.test_tasks import QRELS, TaskApi, _three_teams
+from tests.service.test_tasks import QRELS, TaskApi, _three_teams, api
 
-
-@pytest.fixture
-def api(tmp_path: Path) -> Iterator[TaskApi]:
-    made = TaskApi(tmp_path)
-    yield made
-    made.app.extensions["evalserve"].db.dispose()
+__all__ = ["api"]  # the task tests' fixture, used here
 
 
 def test_the_task_meta_evaluation_carries_the_advice_of_its_methods(api: TaskApi) -> None:

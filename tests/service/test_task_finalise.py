@@ -9,11 +9,7 @@ import csv
 import hashlib
 import io
 import json
-from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
-
-import pytest
 
 from evalserve.service.access.tokens import create_token
 from evalserve.service.shared_tasks.final import content_hash
@@ -21,14 +17,9 @@ from evalserve.service.shared_tasks.stored import refresh_task
 from evalserve.service.store.models import Collection, Webhook, new_id
 from evaluation.version import engine_version
 from tests.service.test_api import _file, _is_problem
-from tests.service.test_tasks import NEW_QRELS, NOW, QRELS, RUNS, TaskApi
+from tests.service.test_tasks import NEW_QRELS, NOW, QRELS, RUNS, TaskApi, api
 
-
-@pytest.fixture
-def api(tmp_path: Path) -> Iterator[TaskApi]:
-    made = TaskApi(tmp_path)
-    yield made
-    made.app.extensions["evalserve"].db.dispose()
+__all__ = ["api"]  # the task tests' fixture, used here
 
 
 def _campaign(api: TaskApi) -> str:

@@ -12,7 +12,6 @@ import subprocess
 import sys
 import textwrap
 import zipfile
-from collections.abc import Iterator
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, cast
@@ -25,17 +24,12 @@ from evalserve.service.shared_tasks.report_render import build_zip, render_html,
 from evalserve.service.store.models import Phase, Task
 from tests.latex import COMPILE_TIMEOUT, pdflatex  # noqa: F401 -- a fixture
 from tests.service.test_api import _is_problem
-from tests.service.test_tasks import TaskApi, _three_teams
+from tests.service.test_tasks import TaskApi, _three_teams, api
+
+__all__ = ["api"]  # the task tests' fixture, used here
 
 ZIP_FILES = {"report.html", "report.tex", "report.json", "leaderboard.csv", "significance.csv", "per-topic.csv",
              "plots/distributions.png", "plots/distributions.svg", "plots/asl.png", "plots/asl.svg"}
-
-
-@pytest.fixture
-def api(tmp_path: Path) -> Iterator[TaskApi]:
-    made = TaskApi(tmp_path)
-    yield made
-    made.app.extensions["evalserve"].db.dispose()
 
 
 @pytest.fixture
