@@ -82,12 +82,15 @@ def cases(gold: MonoLabels, pred: MonoLabels) -> list[MonoCase]:
     """The test cases PyEvALL evaluates, in gold order: those with gold items that the predictions also name
     (a test case the predictions omit is skipped, not scored 0: PyEvALL's ``get_pyevall_comparators``)."""
     found = []
+    dropped: dict[str, list[str]] = {}  # per test case, the ids whose empty gold drops their prediction too
+    for name, item in gold.ignored:
+        dropped.setdefault(name, []).append(item)
     for name, (gold_ids, gold_labels) in gold.cases.items():
         if name not in pred.cases or gold_ids.size == 0:
             continue
         pred_ids, pred_labels = pred.cases[name]
-        if gold.ignored:
-            keep = np.array([(name, str(i)) not in gold.ignored for i in pred_ids.tolist()], dtype=bool)
+        if name in dropped:
+            keep = ~np.isin(pred_ids.astype(str), np.array(dropped[name], dtype=str))
             pred_ids, pred_labels = pred_ids[keep], pred_labels[keep]
         found.append(encode(name, gold_ids, gold_labels, pred_ids, pred_labels))
     return found
